@@ -1,0 +1,632 @@
+#!/usr/bin/env python3
+"""taskdag benchmark harness: builds the library and the peer programs, runs every benchmark,
+writes JSON, a Markdown table and SVG plots. Python 3 standard library only.
+
+    python3 bench/run.py                 build, run everything (5 repetitions after a warm-up),
+                                         write bench/results/<machine>-<commit>.{json,md} + SVGs
+    python3 bench/run.py --quick         smoke test in seconds: every benchmark and peer runs
+                                         once on small inputs and must validate its result;
+                                         writes nothing under bench/results (exit 0 = all valid)
+    python3 bench/run.py --pack DIR      build, then copy binaries, libtaskdag.so, the non-glibc
+                                         shared libraries they need and this runner into DIR
+    python3 DIR/bench/run.py --packed DIR   run from such a pack on another machine (no build)
+
+Other flags: --only NAME[,NAME] (benchmarks), --threads 1,2,4 (default: powers of two up to the
+CPUs available, plus that count), --reps R, --warmup W, --machine LABEL, --no-write,
+--results-dir DIR, --update-docs (put the tables into docs/PERFORMANCE.md), --no-cargo (use the
+existing target/release/libtaskdag.so), --timeout S.
+
+Protocol of a benchmark program (see bench/common/bench_util.h): it takes
+--threads N --reps R --warmup W plus its own options, prints one JSON object per line
+({"type":"measurement", ...} per repetition, {"type":"done","valid":true} at the end) and exits 0
+only when it checked its results. Anything else is recorded as a failure, never as a figure.
+
+To add a benchmark (fib_task, work_graph, dispatch, views, ...): build its programs in
+bench/CMakeLists.txt with bench_program(...) and append a Benchmark descriptor to BENCHMARKS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCHEMA_VERSION = 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Benchmark descriptors: the extension point.
+# ---------------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Impl:
+    name: str              # as in the JSON lines and the manifest ("taskdag", "malloc", ...)
+    binary: str            # program name in build/bench/bin
+    ours: bool = False     # exactly one implementation per benchmark is ours
+    max_threads: int = 0   # 0 = any; above it the cell is "n/a"
+    note: str = ""         # shown under the table
+
+
+@dataclasses.dataclass
+class Config:
+    key: str               # stable identifier in JSON ("size=64")
+    label: str             # for tables and plots ("64 B")
+    args: list[str]        # passed to every implementation's program
+
+
+@dataclasses.dataclass
+class Metric:
+    field: str             # field of the measurement JSON line
+    unit: str
+    lower_is_better: bool
+    title: str
+
+
+@dataclasses.dataclass
+class Benchmark:
+    name: str
+    title: str
+    description: str
+    impls: list[Impl]
+    configs: list[Config]
+    metric: Metric                                   # primary figure: table, plots, ratios
+    extra_metrics: list[Metric] = dataclasses.field(default_factory=list)
+    full_args: list[str] = dataclasses.field(default_factory=list)
+    quick_args: list[str] = dataclasses.field(default_factory=list)
+    threaded: bool = True                            # run at each thread count (else 1)
+
+    @property
+    def ours(self) -> Impl:
+        return next(i for i in self.impls if i.ours)
+
+
+POOL_SIZES = ["64", "256", "1024", "4096", "mixed"]
+
+BENCHMARKS: list[Benchmark] = [
+    Benchmark(
+        name="pool",
+        title="Memory pool: alloc+free pairs",
+        description=(
+            "Each thread allocates a batch of 64 blocks, writes and re-reads a marker byte at "
+            "both ends of each, and frees them; 2^20 pairs per thread and repetition (2^13 in "
+            "quick mode). taskdag: one td_pool (64 MiB, blocks 64..4096 B, default superblock "
+            "= 4096 B) shared by all threads, td_pool_allocate(pool, size, 1). Mixed sizes are "
+            "uniform in [64, 4096] from a fixed-seed xorshift, identical for every "
+            "implementation. Figure: wall time x threads / pairs = ns per pair as seen by one "
+            "thread (lower is better)."),
+        impls=[
+            Impl("taskdag", "bench_pool_taskdag", ours=True),
+            Impl("malloc", "bench_pool_malloc", note="glibc malloc/free"),
+            Impl("tbbmalloc", "bench_pool_tbbmalloc", note="oneTBB scalable_malloc/scalable_free"),
+            Impl("kokkos", "bench_pool_kokkos", max_threads=1,
+                 note="Kokkos::MemoryPool<Kokkos::Serial>, same pool parameters; 1 thread only "
+                      "(the packaged Kokkos has the Serial back-end alone)"),
+        ],
+        configs=[Config(f"size={s}", "mixed 64-4096 B" if s == "mixed" else f"{s} B",
+                        ["--size", s]) for s in POOL_SIZES],
+        metric=Metric("ns_per_pair", "ns", True, "ns per alloc+free pair (per thread)"),
+        extra_metrics=[Metric("mpairs_per_s", "Mpairs/s", False, "aggregate Mpairs/s")],
+        full_args=["--pairs", str(1 << 20), "--batch", "64"],
+        quick_args=["--pairs", str(1 << 13), "--batch", "64"],
+    ),
+    # Benchmark(name="fib_task", ...), Benchmark(name="work_graph", ...),
+    # Benchmark(name="dispatch", ...), Benchmark(name="views", ...)  -- to come.
+]
+
+# Shared libraries that every Linux machine has (glibc and the loader); everything else a
+# program needs is copied into a pack's lib/.
+BASE_SYSTEM_LIBS = re.compile(
+    r"^(linux-vdso|linux-gate|ld-linux[-\w.]*|libc|libm|libmvec|libpthread|libdl|librt|libresolv|"
+    r"libutil|libanl|libnsl|libcrypt)\.so")
+# The C++ runtime goes to lib/compat/ instead, outside the programs' run path: the target's own
+# (it has g++) is used when it is new enough; otherwise --packed adds lib/compat for the
+# programs that fail to load without it. (Ours needs a newer glibc than the rest of the pack.)
+COMPAT_LIBS = re.compile(r"^(libstdc\+\+|libgcc_s)\.so")
+
+
+# ---------------------------------------------------------------------------------------------
+# Small helpers
+# ---------------------------------------------------------------------------------------------
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def die(msg: str, code: int = 2) -> None:
+    print(f"run.py: error: {msg}", file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+def run_cmd(cmd: list[str], cwd: Path | None = None, quiet: bool = False) -> None:
+    log("+ " + " ".join(str(c) for c in cmd))
+    try:
+        res = subprocess.run([str(c) for c in cmd], cwd=cwd,
+                             stdout=subprocess.PIPE if quiet else None,
+                             stderr=subprocess.STDOUT if quiet else None, text=True)
+    except OSError as e:
+        die(f"cannot run {cmd[0]}: {e} (a pack built elsewhere runs with --packed DIR)")
+    if res.returncode != 0:
+        if quiet and res.stdout:
+            print(res.stdout[-8000:], file=sys.stderr)
+        die(f"command failed with exit status {res.returncode}: {' '.join(map(str, cmd))}")
+
+
+def capture(cmd: list[str], cwd: Path | None = None) -> str | None:
+    try:
+        res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return res.stdout.strip() if res.returncode == 0 else None
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+# ---------------------------------------------------------------------------------------------
+# Machine and source description
+# ---------------------------------------------------------------------------------------------
+def machine_info(label: str | None) -> dict:
+    model, sockets_cores = "unknown CPU", set()
+    phys, core = None, None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = (s.strip() for s in line.partition(":"))
+            if key == "model name" and model == "unknown CPU":
+                model = value
+            elif key == "physical id":
+                phys = value
+            elif key == "core id":
+                core = value
+            elif key == "" and phys is not None:
+                sockets_cores.add((phys, core))
+                phys, core = None, None
+        if phys is not None:
+            sockets_cores.add((phys, core))
+    except OSError:
+        pass
+    clean = re.sub(r"\((R|TM|tm|r)\)", "", model)
+    clean = re.sub(r"\b(CPU|Processor|\d+-Core)\b", "", clean)
+    clean = re.sub(r"@.*$", "", clean)
+    clean = re.sub(r"\s+", " ", clean).strip()
+    cpus = available_cpus()
+    auto_label = f"{cpus}-core {clean}"
+    mem_gib = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_gib = round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    return {
+        "label": label or auto_label,
+        "cpu_model": model,
+        "cpus_available": cpus,
+        "logical_cpus": os.cpu_count(),
+        "physical_cores": len(sockets_cores) or None,
+        "memory_gib": mem_gib,
+        "os": platform.platform(),
+        "glibc": os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None,
+        "python": platform.python_version(),
+        "loadavg_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+    }
+
+
+def source_info(repo: Path) -> dict:
+    commit = capture(["git", "rev-parse", "--short=12", "HEAD"], cwd=repo)
+    status = capture(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo)
+    return {"commit": commit or "nocommit", "dirty": bool(status) if commit else None}
+
+
+# ---------------------------------------------------------------------------------------------
+# Build and pack
+# ---------------------------------------------------------------------------------------------
+def build(repo: Path, build_dir: Path, args) -> dict:
+    meta = capture(["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=repo)
+    target_dir = Path(json.loads(meta)["target_directory"]) if meta else repo / "target"
+    lib = target_dir / "release" / "libtaskdag.so"
+    if not args.no_cargo:
+        run_cmd(["cargo", "build", "--release", "--lib"], cwd=repo)
+    if not lib.exists():
+        die(f"{lib} not found; build it with: cargo build --release --lib")
+    jobs = str(available_cpus())
+    run_cmd(["cmake", "-S", repo / "bench", "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
+             f"-DTASKDAG_INCLUDE_DIR={repo / 'include'}", f"-DTASKDAG_LIBRARY={lib}"], quiet=True)
+    run_cmd(["cmake", "--build", build_dir, "-j", jobs], quiet=True)
+    manifest = json.loads((build_dir / "bench_manifest.json").read_text())
+    for prog in manifest["programs"]:
+        if prog["status"] != "built":
+            log(f"  skipped peer {prog['bench']}/{prog['impl']}: {prog['reason']}")
+    cc = (capture(["cc", "--version"]) or "").splitlines()
+    rustc = capture(["rustc", "--version"])
+    manifest["toolchain"] = {"cc": cc[0] if cc else None, "rustc": rustc}
+    manifest["bin_dir"] = str(build_dir / "bin")
+    manifest["lib_dir"] = str(lib.parent)
+    return manifest
+
+
+def ldd_libs(path: Path) -> list[tuple[str, Path | None]]:
+    out = capture(["ldd", str(path)]) or ""
+    libs = []
+    for line in out.splitlines():
+        m = re.match(r"\s*(\S+)\s+=>\s+(\S+|not found)", line)
+        if m:
+            libs.append((Path(m.group(1)).name,
+                         None if m.group(2) == "not found" else Path(m.group(2))))
+        else:
+            m = re.match(r"\s*(\S+)\s+\(0x", line)  # vdso, the loader
+            if m:
+                libs.append((Path(m.group(1)).name, None))
+    return libs
+
+
+def glibc_required(paths: list[Path]) -> str | None:
+    best = None
+    for p in paths:
+        out = capture(["objdump", "-T", str(p)]) or ""
+        for v in re.findall(r"GLIBC_(\d+(?:\.\d+)+)", out):
+            key = tuple(int(x) for x in v.split("."))
+            if best is None or key > best:
+                best = key
+    return ".".join(map(str, best)) if best else None
+
+
+def make_pack(dest: Path, manifest: dict, repo: Path, machine: dict, source: dict) -> None:
+    dest = dest.resolve()
+    if dest.exists() and any(dest.iterdir()) and not (dest / "pack.json").exists():
+        die(f"{dest} exists, is not empty and is no pack; choose another directory")
+    for sub in ("bin", "lib", "bench"):
+        shutil.rmtree(dest / sub, ignore_errors=True)
+        (dest / sub).mkdir(parents=True)
+    (dest / "lib" / "compat").mkdir()
+    bin_dir, lib_dir = Path(manifest["bin_dir"]), Path(manifest["lib_dir"])
+    programs = [p for p in manifest["programs"] if p["status"] == "built"]
+    elf = []
+    for p in programs:
+        shutil.copy2(bin_dir / p["binary"], dest / "bin" / p["binary"])
+        elf.append(bin_dir / p["binary"])
+    shutil.copy2(lib_dir / "libtaskdag.so", dest / "lib" / "libtaskdag.so")
+    elf.append(lib_dir / "libtaskdag.so")
+    carried, compat = {"libtaskdag.so": str(lib_dir / "libtaskdag.so")}, {}
+    for path in elf:
+        for name, resolved in ldd_libs(path):
+            if BASE_SYSTEM_LIBS.match(name) or name in carried or name in compat:
+                continue
+            if resolved is None:
+                die(f"{path.name} needs {name}, which ldd cannot find here")
+            if COMPAT_LIBS.match(name):
+                shutil.copy2(resolved.resolve(), dest / "lib" / "compat" / name)
+                compat[name] = str(resolved)
+            else:
+                shutil.copy2(resolved.resolve(), dest / "lib" / name)
+                carried[name] = str(resolved)
+    for f in ("run.py", "render.py"):
+        shutil.copy2(HERE / f, dest / "bench" / f)
+    pack_manifest = dict(manifest)
+    pack_manifest.update({
+        "packed_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "source": source,
+        "built_on": {k: machine[k] for k in ("label", "cpu_model", "os", "glibc")},
+        "carried_libs": carried,
+        "compat_libs": compat,
+        "glibc_required": glibc_required(elf + [dest / "lib" / n for n in carried]),
+        "glibc_required_compat": glibc_required([dest / "lib" / "compat" / n for n in compat]),
+        "bin_dir": "bin", "lib_dir": "lib",
+    })
+    (dest / "pack.json").write_text(json.dumps(pack_manifest, indent=2) + "\n")
+    log(f"pack written to {dest}: {len(programs)} programs, libraries: {', '.join(sorted(carried))}"
+        f"; C++ runtime for old targets in lib/compat: {', '.join(sorted(compat)) or 'none'}")
+    log(f"needs glibc >= {pack_manifest['glibc_required']}; run it with: "
+        f"python3 {dest}/bench/run.py --packed {dest}")
+
+
+def load_pack(dest: Path) -> dict:
+    dest = dest.resolve()
+    try:
+        manifest = json.loads((dest / "pack.json").read_text())
+    except OSError as e:
+        die(f"{dest} is not a pack (no pack.json): {e}")
+    manifest["bin_dir"] = str(dest / manifest["bin_dir"])
+    manifest["lib_dir"] = str(dest / manifest["lib_dir"])
+    need, have = manifest.get("glibc_required"), os.confstr("CS_GNU_LIBC_VERSION").split()[-1]
+    if need and tuple(map(int, have.split("."))) < tuple(map(int, need.split("."))):
+        die(f"this machine has glibc {have}; the pack was built against glibc {need}. Build the "
+            f"pack on a machine with glibc <= {have}.")
+    # Probe every program (--help loads all its libraries): with lib/ only, else with
+    # lib/compat too; a program that loads with neither is reported as failed when it runs.
+    lib, compat = manifest["lib_dir"], str(Path(manifest["lib_dir"]) / "compat")
+    for prog in manifest["programs"]:
+        if prog["status"] != "built":
+            continue
+        exe = Path(manifest["bin_dir"]) / prog["binary"]
+        errors = []
+        for paths in ([lib], [lib, compat]):
+            env = dict(os.environ, LD_LIBRARY_PATH=os.pathsep.join(
+                paths + [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p]))
+            res = subprocess.run([str(exe), "--help"], capture_output=True, text=True, env=env)
+            if res.returncode == 0:
+                prog["ld_library_path"] = env["LD_LIBRARY_PATH"]
+                if len(paths) > 1:
+                    log(f"  {prog['binary']}: using the packed C++ runtime (lib/compat)")
+                break
+            errors.append(res.stderr.strip()[-600:])
+        else:
+            prog["load_error"] = errors[-1] or errors[0]
+            log(f"  {prog['binary']} does not load here: {prog['load_error']}")
+    return manifest
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------
+def summarize(values: list[float], unit: str) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "unit": unit, "values": values}
+
+
+def run_one(bench: Benchmark, impl: Impl, cfg: Config, threads: int, program: dict | None,
+            manifest: dict, env: dict, args) -> dict:
+    if program is None:
+        return {"status": "skipped", "reason": "program not declared in bench/CMakeLists.txt"}
+    if program["status"] != "built":
+        return {"status": "skipped", "reason": program["reason"]}
+    if impl.max_threads and threads > impl.max_threads:
+        return {"status": "n/a", "reason": f"supports at most {impl.max_threads} thread(s)"}
+    if program.get("load_error"):
+        return {"status": "failed", "reason": f"does not load: {program['load_error']}"}
+    if program.get("ld_library_path"):
+        env = dict(env, LD_LIBRARY_PATH=program["ld_library_path"])
+    exe = Path(manifest["bin_dir"]) / impl.binary
+    mode_args = bench.quick_args if args.quick else bench.full_args
+    cmd = [str(exe), *cfg.args, "--threads", str(threads), "--reps", str(args.reps),
+           "--warmup", str(args.warmup), *mode_args]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "failed", "reason": f"timed out after {args.timeout} s", "command": cmd}
+    except OSError as e:
+        return {"status": "failed", "reason": f"could not start: {e}", "command": cmd}
+    lines, bad = [], []
+    for line in res.stdout.splitlines():
+        try:
+            lines.append(json.loads(line))
+        except json.JSONDecodeError:
+            bad.append(line)
+    errors = [l.get("message", "") for l in lines if l.get("type") == "error"]
+    meas = [l for l in lines if l.get("type") == "measurement" and not l.get("warmup")]
+    done = any(l.get("type") == "done" and l.get("valid") is True for l in lines)
+    info = next((l for l in lines if l.get("type") == "info"), {})
+    reason = None
+    if res.returncode != 0:
+        reason = f"exit status {res.returncode}"
+    elif not done:
+        reason = "no valid 'done' line"
+    elif len(meas) != args.reps:
+        reason = f"{len(meas)} measurements, expected {args.reps}"
+    elif bad:
+        reason = f"unparsable output line: {bad[0][:200]}"
+    if reason:
+        detail = errors[0] if errors else (res.stderr.strip()[-1500:] or "no message")
+        return {"status": "failed", "reason": f"{reason}: {detail}", "command": cmd}
+    out = {"status": "ok", "version": info.get("version")}
+    for m in [bench.metric, *bench.extra_metrics]:
+        out[m.field] = summarize([float(x[m.field]) for x in meas], m.unit)
+    return out
+
+
+def thread_list(args) -> list[int]:
+    cpus = available_cpus()
+    if args.threads:
+        try:
+            ts = sorted({int(t) for t in args.threads.split(",") if t.strip()})
+        except ValueError:
+            die(f"--threads wants a comma-separated list of integers, got {args.threads!r}")
+        if not ts or ts[0] < 1:
+            die("--threads values must be >= 1")
+        if ts[-1] > cpus:
+            log(f"warning: {ts[-1]} threads on {cpus} available CPUs oversubscribes the machine")
+    else:
+        ts, t = [], 1
+        while t <= cpus:
+            ts.append(t)
+            t *= 2
+        if ts[-1] != cpus:
+            ts.append(cpus)
+    if args.quick:
+        ts = sorted({ts[0], ts[-1]})
+    return ts
+
+
+def run_all(benches: list[Benchmark], manifest: dict, env: dict, args) -> tuple[list, list]:
+    programs = {(p["bench"], p["impl"]): p for p in manifest["programs"]}
+    threads = thread_list(args)
+    out, failures = [], []
+    for bench in benches:
+        log(f"\n== {bench.name}: {bench.title}")
+        for p in programs.values():
+            if p["bench"] == bench.name and p["status"] != "built":
+                log(f"   {p['impl']}: skipped ({p['reason']})")
+        cells = []
+        for cfg in bench.configs:
+            for t in (threads if bench.threaded else [1]):
+                figures, ratios = {}, {}
+                for impl in bench.impls:
+                    fig = run_one(bench, impl, cfg, t, programs.get((bench.name, impl.name)),
+                                  manifest, env, args)
+                    figures[impl.name] = fig
+                    if fig["status"] == "ok":
+                        m = fig[bench.metric.field]
+                        log(f"   {cfg.label:>16}  t={t:<3} {impl.name:<10} {m['median']:10.2f} "
+                            f"{bench.metric.unit}  (min {m['min']:.2f}, max {m['max']:.2f})")
+                    elif fig["status"] == "failed":
+                        log(f"   {cfg.label:>16}  t={t:<3} {impl.name:<10} FAILED: {fig['reason']}")
+                        failures.append({"bench": bench.name, "config": cfg.key, "threads": t,
+                                         "impl": impl.name, "reason": fig["reason"]})
+                ours = figures[bench.ours.name]
+                for impl in bench.impls:
+                    fig = figures[impl.name]
+                    if impl.ours or fig["status"] != "ok" or ours["status"] != "ok":
+                        continue
+                    ratios[impl.name] = (fig[bench.metric.field]["median"]
+                                         / ours[bench.metric.field]["median"])
+                cells.append({"config": cfg.key, "label": cfg.label, "threads": t,
+                              "figures": figures, "ratios": ratios})
+        out.append({
+            "name": bench.name, "title": bench.title, "description": bench.description,
+            "ours": bench.ours.name,
+            "impls": [{"name": i.name, "ours": i.ours, "max_threads": i.max_threads,
+                       "note": i.note} for i in bench.impls],
+            "configs": [{"key": c.key, "label": c.label, "args": c.args} for c in bench.configs],
+            "metric": dataclasses.asdict(bench.metric),
+            "extra_metrics": [dataclasses.asdict(m) for m in bench.extra_metrics],
+            "ratio": (f"peer/{bench.ours.name} of the median {bench.metric.field}; "
+                      + ("> 1 means taskdag is faster" if bench.metric.lower_is_better
+                         else "> 1 means the peer is faster")),
+            "args": bench.quick_args if args.quick else bench.full_args,
+            "results": cells,
+        })
+    return out, failures
+
+
+# ---------------------------------------------------------------------------------------------
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="See docs/PERFORMANCE.md.")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke test: small inputs, 1 repetition, lowest and highest thread "
+                         "count; every result must validate; writes no bench/results files")
+    ap.add_argument("--no-write", action="store_true",
+                    help="write no result files (tables are still printed)")
+    ap.add_argument("--only", help="comma-separated benchmark names (" +
+                    ", ".join(b.name for b in BENCHMARKS) + ")")
+    ap.add_argument("--threads", help="comma-separated thread counts (default: powers of two up "
+                                      "to the available CPUs, and that count)")
+    ap.add_argument("--reps", type=int, default=None, help="timed repetitions (default 5; quick 1)")
+    ap.add_argument("--warmup", type=int, default=1, help="warm-up repetitions (default 1)")
+    ap.add_argument("--machine", help="machine label (default: '<cpus>-core <CPU model>')")
+    ap.add_argument("--pack", metavar="DIR", type=Path, help="build and pack into DIR; no run")
+    ap.add_argument("--packed", metavar="DIR", type=Path, help="run from a pack, no build")
+    ap.add_argument("--update-docs", action="store_true",
+                    help="also put the tables into docs/PERFORMANCE.md (section of this machine)")
+    ap.add_argument("--results-dir", type=Path, default=HERE / "results",
+                    help="where result files go (default: bench/results next to this script)")
+    ap.add_argument("--build-dir", type=Path, help="CMake build dir (default <repo>/build/bench)")
+    ap.add_argument("--no-cargo", action="store_true",
+                    help="do not run cargo; use the existing release libtaskdag.so")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per program run")
+    args = ap.parse_args()
+    if args.reps is None:
+        args.reps = 1 if args.quick else 5
+    if args.reps < 1 or args.warmup < 0:
+        die("--reps must be >= 1 and --warmup >= 0")
+    if args.pack and args.packed:
+        die("--pack and --packed exclude each other")
+    if args.update_docs and (args.quick or args.no_write):
+        die("--update-docs records real figures; it excludes --quick and --no-write")
+    if args.update_docs and not (HERE.parent / "docs" / "PERFORMANCE.md").exists():
+        die(f"{HERE.parent / 'docs' / 'PERFORMANCE.md'} not found (--update-docs works from the "
+            f"repository's bench/run.py, also with --packed DIR)")
+
+    benches = BENCHMARKS
+    if args.only:
+        names = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in names if n not in {b.name for b in BENCHMARKS}]
+        if unknown:
+            die(f"unknown benchmark(s) {unknown}; known: {[b.name for b in BENCHMARKS]}")
+        benches = [b for b in BENCHMARKS if b.name in names]
+
+    machine = machine_info(args.machine)
+    repo = HERE.parent
+    env = dict(os.environ)
+    if args.packed:
+        manifest = load_pack(args.packed)
+        source = manifest.get("source", {"commit": "nocommit", "dirty": None})
+        quick_dir = args.packed.resolve() / "quick"
+    else:
+        if not (repo / "Cargo.toml").exists():
+            die(f"{repo} is not the taskdag repository; use --packed DIR to run from a pack")
+        source = source_info(repo)
+        build_dir = (args.build_dir or repo / "build" / "bench").resolve()
+        manifest = build(repo, build_dir, args)
+        if args.pack:
+            make_pack(args.pack, manifest, repo, machine, source)
+            return 0
+        quick_dir = build_dir / "quick"
+
+    log(f"machine: {machine['label']} ({machine['cpu_model']}, {machine['cpus_available']} CPUs "
+        f"available); commit {source['commit']}{' (dirty)' if source.get('dirty') else ''}")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    results, failures = run_all(benches, manifest, env, args)
+    doc = {
+        "schema": SCHEMA_VERSION,
+        "machine": machine,
+        "source": source,
+        "toolchain": manifest.get("toolchain"),
+        "packed": bool(args.packed),
+        "date": started.isoformat(timespec="seconds"),
+        "duration_s": round((datetime.datetime.now(datetime.timezone.utc) - started)
+                            .total_seconds(), 1),
+        "command": shlex.join(["python3", "bench/run.py", *sys.argv[1:]]),
+        "settings": {"quick": args.quick, "reps": args.reps, "warmup": args.warmup,
+                     "threads": thread_list(args), "arch": manifest.get("arch")},
+        "benchmarks": results,
+        "failures": failures,
+    }
+
+    sys.path.insert(0, str(HERE))
+    sys.dont_write_bytecode = True  # no __pycache__ in bench/
+    import render  # noqa: E402  (next to this script, also in a pack)
+
+    stem = f"{slug(machine['label'])}-{source['commit']}"
+    if source.get("dirty"):
+        stem += "-dirty"
+    tmp = None
+    if args.no_write:
+        tmp = tempfile.TemporaryDirectory()
+        out_dir = Path(tmp.name)
+    elif args.quick:
+        out_dir = quick_dir
+    else:
+        out_dir = args.results_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / f"{stem}.json"
+    json_path.write_text(json.dumps(doc, indent=1) + "\n")
+    md, files = render.render(doc, out_dir, stem)
+    log("\n" + md)
+    if args.update_docs:
+        doc_path = HERE.parent / "docs" / "PERFORMANCE.md"
+        render.render_into_doc(doc, doc_path, out_dir, stem)
+        files.append(doc_path)
+    if not args.no_write:
+        log("wrote " + ", ".join(str(p) for p in [json_path, *files]))
+    if tmp:
+        tmp.cleanup()
+    if failures:
+        log(f"\n{len(failures)} benchmark run(s) FAILED (no figure recorded for them):")
+        for f in failures:
+            log(f"  {f['bench']} {f['config']} threads={f['threads']} {f['impl']}: {f['reason']}")
+        return 1
+    log("\nall benchmark results validated")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every test of taskdag: Rust unit/integration tests (with the header check), the loom models,
+# clippy, rustfmt, then the CMake build with ctest (C, C++, Fortran, installed-package consumers).
+# Installs missing build tools first. Usage: scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "dependencies"
+scripts/ensure-deps.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy -D warnings"
+cargo clippy --all-targets -- -D warnings
+
+step "cargo test (includes the header check)"
+cargo test
+
+step "loom model checks"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test loom_pool
+
+step "CMake build and ctest"
+cmake -S . -B build/test -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/test -j "$jobs"
+ctest --test-dir build/test --output-on-failure -j "$jobs"
+
+step "benchmark smoke test (quick mode; timings are not checked, results are)"
+python3 bench/run.py --quick --no-write
+
+step "all tests passed"

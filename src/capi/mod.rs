@@ -1,0 +1,22 @@
+//! The C ABI: the only module with `extern "C"` functions (DESIGN.md §2–3). Each file covers one
+//! C object; `boundary`, `error` and `handle` hold the machinery every entry point uses.
+//!
+//! Safety contract shared by every `unsafe extern "C"` function here (so it is not repeated as a
+//! `# Safety` section on each): each pointer argument is NULL or points to a valid object of its
+//! type, and each handle is NULL or was returned by taskdag. Everything else is checked and
+//! reported as a status.
+#![allow(non_camel_case_types, clippy::missing_safety_doc)]
+
+mod boundary;
+mod error;
+mod handle;
+mod library;
+mod memory_space;
+mod pool;
+mod status;
+
+pub use error::{td_last_error, td_last_error_message};
+pub use library::*;
+pub use memory_space::{td_memory_space, TD_SPACE_HOST};
+pub use pool::*;
+pub use status::{td_status, td_status_string};

@@ -1,0 +1,14 @@
+//! taskdag: a task-DAG and data-parallel runtime for multicore CPUs and NVIDIA GPUs.
+//!
+//! The Rust modules below are the core; `capi` is the C ABI over them (see DESIGN.md §3).
+
+pub mod capi;
+pub mod cuda;
+pub mod error;
+pub mod memory_space;
+pub mod pool;
+pub mod runtime;
+mod sync;
+pub mod topology;
+
+pub use error::{Error, ErrorKind};

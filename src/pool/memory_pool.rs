@@ -1,0 +1,287 @@
+//! The host memory pool (000 §3.1): owns a span of host memory and the pool's state, and runs the
+//! algorithm of `claim.rs`, `release.rs` and `search.rs` over them.
+
+use super::cache_line::LineAligned;
+use super::config::PoolConfig;
+use super::failure::AllocFailure;
+use super::lane::{self, Lane, LANES};
+use super::layout::PoolLayout;
+use super::state::{Claim, PoolState};
+use super::usage::{UsageCounters, UsageStatistics};
+use crate::error::{Error, ErrorKind, Result};
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+
+/// A finite, thread-safe pool of power-of-two blocks carved from one span of host memory.
+/// Every block is aligned to its own size.
+///
+/// Ownership: the pool owns its span and state and frees them when dropped, which ends every
+/// block still allocated. A block belongs to its caller from `allocate` until `deallocate`.
+/// Thread safety: every method takes `&self` and may run concurrently from any thread.
+pub struct MemoryPool {
+    state: PoolState<LineAligned<AtomicU64>, LineAligned<AtomicU32>>,
+    span: NonNull<u8>,
+    span_layout: Layout,
+    usage: UsageCounters,
+}
+
+// SAFETY: the span is plain memory that the pool hands out one block at a time, and every piece
+// of shared state is atomic, so the pool may be moved to and used from any thread.
+unsafe impl Send for MemoryPool {}
+// SAFETY: as above; `&MemoryPool` only reaches the span through claims and releases of blocks.
+unsafe impl Sync for MemoryPool {}
+
+impl MemoryPool {
+    /// A pool for `config`, with its span taken from the global allocator.
+    ///
+    /// Errors: `InvalidArgument` for parameters that break 000 §3.1's constraints (the message
+    /// names the inequality and values); `OutOfMemory` when the span or state cannot be allocated.
+    pub fn new(config: &PoolConfig) -> Result<MemoryPool> {
+        let layout = config.layout()?;
+        let out_of_memory = |what: &str, bytes: usize| {
+            Error::new(
+                ErrorKind::OutOfMemory,
+                format!("memory pool: cannot allocate {bytes} bytes for its {what}"),
+            )
+        };
+        let superblocks = LineAligned::new(layout.state_words(), || AtomicU64::new(0))
+            .map_err(|_| out_of_memory("superblock state", layout.state_words() * 8))?;
+        let hints = LineAligned::new(layout.hint_count(), || AtomicU32::new(0))
+            .map_err(|_| out_of_memory("hints", layout.hint_count() * 4))?;
+        for lane in 0..LANES {
+            for block_lg2 in layout.min_block_lg2..=layout.max_block_lg2 {
+                let start = layout.lane_window_start(lane, block_lg2) as u32;
+                // Relaxed: the pool is not shared yet; whatever shares it publishes these.
+                hints[layout.hint_index(lane, block_lg2)].store(start, Relaxed);
+            }
+        }
+        // Aligned to the superblock size, so that every block is aligned to its own size in
+        // absolute address terms, not only relative to the span.
+        let span_layout = Layout::from_size_align(layout.capacity(), layout.superblock_size())
+            .map_err(|e| {
+                Error::invalid_argument(format!(
+                    "memory pool: a span of {} bytes aligned to {} bytes is not allocatable ({e}); \
+                     lower min_total_alloc_size",
+                    layout.capacity(),
+                    layout.superblock_size()
+                ))
+            })?;
+        // SAFETY: the layout has a non-zero size (at least one superblock).
+        let span = NonNull::new(unsafe { alloc::alloc(span_layout) })
+            .ok_or_else(|| out_of_memory("span", layout.capacity()))?;
+        Ok(MemoryPool {
+            state: PoolState::new(layout, span.as_ptr() as usize, superblocks, hints),
+            span,
+            span_layout,
+            usage: UsageCounters::new(layout.max_block_size() as u64),
+        })
+    }
+
+    /// A block of at least `size` bytes, aligned to its own size, searching at most
+    /// `attempt_limit` rounds (0 counts as 1) when blocks are short (000 §3.1 `allocate`).
+    ///
+    /// Thread-safe and lock-free. The block is the caller's until passed to `deallocate`.
+    /// Errors: `ZeroSize` for 0 bytes (not an error), `TooLarge` above the largest block,
+    /// `Exhausted` when no block was found (counted in the statistics).
+    #[inline]
+    pub fn allocate(
+        &self,
+        size: usize,
+        attempt_limit: u32,
+    ) -> std::result::Result<NonNull<u8>, AllocFailure> {
+        self.allocate_in_lane(lane::current(), size, attempt_limit)
+    }
+
+    /// `allocate` with a lane chosen by the caller instead of the thread's own. Internal: for
+    /// model checks, which run their threads on one OS thread.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn allocate_in_lane(
+        &self,
+        lane: Lane,
+        size: usize,
+        attempt_limit: u32,
+    ) -> std::result::Result<NonNull<u8>, AllocFailure> {
+        // One comparison rejects both 0 and sizes above the largest block.
+        if size.wrapping_sub(1) >= self.layout().max_block_size() {
+            return Err(self.unservable(size));
+        }
+        let block_lg2 = self.layout().block_lg2_for(size);
+        match self.state.claim_from_hint(lane, block_lg2) {
+            Some(claim) => Ok(self.hand_out(lane, claim)),
+            None => self.allocate_searching(lane, size, block_lg2, attempt_limit),
+        }
+    }
+
+    /// The allocation's slow path: the search of 000 §2.5.3 over the superblocks.
+    #[cold]
+    #[inline(never)]
+    fn allocate_searching(
+        &self,
+        lane: Lane,
+        size: usize,
+        block_lg2: u32,
+        attempt_limit: u32,
+    ) -> std::result::Result<NonNull<u8>, AllocFailure> {
+        match self
+            .state
+            .claim_block_searching(lane, block_lg2, attempt_limit)
+        {
+            Some(claim) => Ok(self.hand_out(lane, claim)),
+            None => Err(self.exhausted(size, block_lg2, attempt_limit)),
+        }
+    }
+
+    #[inline(always)]
+    fn hand_out(&self, lane: Lane, claim: Claim) -> NonNull<u8> {
+        self.usage.record(lane, 1 << claim.block_lg2);
+        // SAFETY: a claim's offset is below the capacity, inside the span.
+        unsafe { self.span.add(claim.offset) }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unservable(&self, size: usize) -> AllocFailure {
+        if size == 0 {
+            AllocFailure::ZeroSize
+        } else {
+            AllocFailure::TooLarge {
+                size,
+                max_block_size: self.layout().max_block_size(),
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn exhausted(&self, size: usize, block_lg2: u32, attempt_limit: u32) -> AllocFailure {
+        self.usage.record_failure();
+        AllocFailure::Exhausted {
+            size,
+            block_size: 1 << block_lg2,
+            attempt_limit: attempt_limit.max(1),
+            capacity: self.capacity(),
+            consumed_bytes: self.state.census().bytes,
+        }
+    }
+
+    /// Releases a block (000 §3.1 `deallocate`) in constant time. Thread-safe and lock-free.
+    ///
+    /// Errors, all `InvalidArgument` and leaving the pool unchanged: `ptr` outside the span, not
+    /// the start of a block, not allocated (a double free is caught unless the block was
+    /// allocated again meanwhile), or `size` needing a larger block than the one at `ptr`
+    /// (a smaller `size` is accepted, as blocks of larger superblocks serve small requests).
+    ///
+    /// # Safety
+    /// `ptr` must come from `allocate` on this pool and not have been released, with `size` the
+    /// size asked for; the caller gives the block up: no access to it may follow this call, and
+    /// accesses that preceded it must happen-before it.
+    #[inline]
+    pub unsafe fn deallocate(&self, ptr: *mut u8, size: usize) -> Result<()> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.deallocate_in_lane(lane::current(), ptr, size) }
+    }
+
+    /// `deallocate` with a lane chosen by the caller. Internal: for model checks.
+    ///
+    /// # Safety
+    /// As for `deallocate`.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn deallocate_in_lane(&self, lane: Lane, ptr: *mut u8, size: usize) -> Result<()> {
+        let block_lg2 = self.state.release(ptr as usize, size)?;
+        self.usage.record(lane, -(1 << block_lg2));
+        Ok(())
+    }
+
+    /// The block size `allocate(size)` would use: the smallest power of two at least
+    /// `max(size, min_block_size())`, or 0 when `size` exceeds `max_block_size()`.
+    pub fn allocate_block_size(&self, size: usize) -> usize {
+        if size > self.layout().max_block_size() {
+            0
+        } else {
+            1 << self.layout().block_lg2_for(size.max(1))
+        }
+    }
+
+    /// Bytes the pool can hand out: at least `min_total_alloc_size`.
+    pub fn capacity(&self) -> usize {
+        self.layout().capacity()
+    }
+
+    pub fn min_block_size(&self) -> usize {
+        self.layout().min_block_size()
+    }
+
+    pub fn max_block_size(&self) -> usize {
+        self.layout().max_block_size()
+    }
+
+    pub fn superblock_size(&self) -> usize {
+        self.layout().superblock_size()
+    }
+
+    pub fn superblock_count(&self) -> usize {
+        self.layout().superblock_count as usize
+    }
+
+    /// The pool's geometry, as shared with device code.
+    pub fn layout(&self) -> &PoolLayout {
+        &self.state.layout
+    }
+
+    /// Whether `ptr` points into the pool's span.
+    pub fn contains(&self, ptr: *const u8) -> bool {
+        (ptr as usize).wrapping_sub(self.span.as_ptr() as usize) < self.capacity()
+    }
+
+    /// Block size of the superblock holding `ptr`, or `None` outside the span or in a superblock
+    /// never assigned. Internal: lets model checks see a superblock's size while holding a block.
+    #[doc(hidden)]
+    pub fn block_size_at(&self, ptr: *const u8) -> Option<usize> {
+        let offset = (ptr as usize).wrapping_sub(self.span.as_ptr() as usize);
+        if offset >= self.capacity() {
+            return None;
+        }
+        self.state.block_lg2_at(offset).map(|lg2| 1 << lg2)
+    }
+
+    /// A snapshot of the pool's use; see `UsageStatistics` for what is exact when.
+    pub fn usage_statistics(&self) -> UsageStatistics {
+        let layout = &self.state.layout;
+        let census = self.state.census();
+        let (high_water, failed) = self.usage.high_water_and_failures();
+        UsageStatistics {
+            capacity_bytes: layout.capacity() as u64,
+            superblock_bytes: layout.superblock_size() as u64,
+            min_block_bytes: layout.min_block_size() as u64,
+            max_block_bytes: layout.max_block_size() as u64,
+            capacity_superblocks: u64::from(layout.superblock_count),
+            consumed_superblocks: census.superblocks,
+            consumed_blocks: census.blocks,
+            consumed_bytes: census.bytes,
+            reserved_blocks: census.free_blocks,
+            reserved_bytes: census.free_bytes,
+            // The stored mark may overshoot by a few blocks (see `usage.rs`), never the span.
+            high_water_bytes: high_water.max(census.bytes).min(layout.capacity() as u64),
+            failed_allocations: failed,
+        }
+    }
+}
+
+impl Drop for MemoryPool {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout and freed only here.
+        unsafe { alloc::dealloc(self.span.as_ptr(), self.span_layout) }
+    }
+}
+
+impl std::fmt::Debug for MemoryPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryPool")
+            .field("span", &self.span)
+            .field("layout", &self.state.layout)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,56 @@
+//! Releasing a block (000 §2.5.3 "Deallocation"): constant time, one read-modify-write, and every
+//! argument checked first so that a bad call leaves the state as it was.
+//!
+//! Why the header read may be Relaxed and still give the size the block was claimed with: the
+//! caller holds the block, so its claim's c2 (see `claim.rs`) happens-before this call and
+//! read-read coherence gives a header value no older than the one the claim kept. A newer value
+//! with a different size would need a reassignment whose r2 read this block's bit as zero, i.e.
+//! read from this release's `fetch_and` or later; that `fetch_and` is Release and r2 is SeqCst,
+//! so this header load would happen-before the reassignment's r3, and cannot read from it.
+
+use super::failure;
+use super::header;
+use super::state::{HintWords, PoolState, StateWords};
+use crate::error::Result;
+use crate::sync::atomic::Ordering::{Relaxed, Release};
+
+impl<S: StateWords, H: HintWords> PoolState<S, H> {
+    /// Releases the block at `address`, allocated for `size` bytes; returns lg2 of its block size.
+    #[inline(always)]
+    pub(crate) fn release(&self, address: usize, size: usize) -> Result<u32> {
+        let layout = &self.layout;
+        let offset = address.wrapping_sub(self.base);
+        if offset >= layout.capacity() {
+            return Err(failure::outside_span(address, self.base, layout.capacity()));
+        }
+        let superblock = offset >> layout.superblock_lg2;
+        // Relaxed: see the module comment.
+        let Some(block_lg2) = header::block_lg2(self.header(superblock).load(Relaxed)) else {
+            return Err(failure::never_assigned(address, superblock));
+        };
+        // A block can be larger than `size` asks for: it may come from a superblock of larger
+        // blocks (000 §2.5.3, last option), so only a block smaller than the size is a mismatch.
+        // One comparison rejects 0 and every size above the block, hence above the largest.
+        if size.wrapping_sub(1) >= 1 << block_lg2 {
+            return Err(failure::size_mismatch(address, size, block_lg2, layout));
+        }
+        let into_block = offset & ((1 << block_lg2) - 1);
+        if into_block != 0 {
+            return Err(failure::misaligned(
+                address, superblock, block_lg2, into_block,
+            ));
+        }
+        let block = (offset & (layout.superblock_size() - 1)) >> block_lg2;
+        let bit = 1u64 << (block % 64);
+        // Release: the holder's accesses to the block happen-before the next claim of it (whose
+        // fetch_or acquires), and before a reassignment that reads this bit cleared.
+        let before = self
+            .bitset_word(superblock, block / 64)
+            .fetch_and(!bit, Release);
+        if before & bit == 0 {
+            // Clearing a clear bit changed nothing.
+            return Err(failure::not_allocated(address, block_lg2));
+        }
+        Ok(block_lg2)
+    }
+}

@@ -1,0 +1,106 @@
+//! The pool's shared state: the layout, the span's base address, the superblock state words and
+//! the hints. The algorithms (`claim.rs`, `release.rs`, `search.rs`, `usage.rs`) work on this
+//! type only; it is generic over where its arrays live (any `Deref` to slices of atomics, such as
+//! `&[AtomicU64]`), so the same code can run over state that another owner, or device memory,
+//! provides. `MemoryPool` owns one with host arrays.
+
+use super::header;
+use super::lane::Lane;
+use super::layout::PoolLayout;
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::ops::Deref;
+
+/// Storage of the superblock state words.
+pub(crate) trait StateWords: Deref<Target = [AtomicU64]> {}
+impl<T: Deref<Target = [AtomicU64]>> StateWords for T {}
+
+/// Storage of the hints.
+pub(crate) trait HintWords: Deref<Target = [AtomicU32]> {}
+impl<T: Deref<Target = [AtomicU32]>> HintWords for T {}
+
+pub(crate) struct PoolState<S, H> {
+    pub(crate) layout: PoolLayout,
+    /// Address of the first byte of the span; blocks are addressed by their offset from it.
+    pub(crate) base: usize,
+    superblocks: S,
+    hints: H,
+    /// Indexed by lg2 of the block size; derived from `layout` once, because the claim fast path
+    /// would otherwise recompute it with a dozen shifts and compares per call.
+    geometry: [BlockGeometry; 64],
+}
+
+/// What a claim needs to know about one block size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BlockGeometry {
+    /// `layout.words_used(lg2) - 1`: maps a lane index onto the words this size uses.
+    pub(crate) word_index_mask: usize,
+    /// `layout.word_mask(lg2)`.
+    pub(crate) word_mask: u64,
+}
+
+/// A claimed block: its offset in the span and lg2 of its size, which is larger than asked when
+/// the block came from a superblock of larger blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Claim {
+    pub(crate) offset: usize,
+    pub(crate) block_lg2: u32,
+}
+
+impl<S: StateWords, H: HintWords> PoolState<S, H> {
+    pub(crate) fn new(layout: PoolLayout, base: usize, superblocks: S, hints: H) -> Self {
+        assert_eq!(superblocks.len(), layout.state_words());
+        assert_eq!(hints.len(), layout.hint_count());
+        let mut geometry = [BlockGeometry::default(); 64];
+        for lg2 in layout.min_block_lg2..=layout.max_block_lg2 {
+            geometry[lg2 as usize] = BlockGeometry {
+                word_index_mask: layout.words_used(lg2) - 1,
+                word_mask: layout.word_mask(lg2),
+            };
+        }
+        PoolState {
+            layout,
+            base,
+            superblocks,
+            hints,
+            geometry,
+        }
+    }
+
+    /// Claim constants for blocks of `2^block_lg2` bytes.
+    #[inline(always)]
+    pub(crate) fn geometry(&self, block_lg2: u32) -> BlockGeometry {
+        // The mask lets the compiler drop the bounds check; lg2 of a usize is below 64.
+        self.geometry[block_lg2 as usize & 63]
+    }
+
+    #[inline]
+    pub(crate) fn header(&self, superblock: usize) -> &AtomicU64 {
+        &self.superblocks[self.layout.header_index(superblock)]
+    }
+
+    /// Word `index` of a superblock's claim bitset.
+    #[inline]
+    pub(crate) fn bitset_word(&self, superblock: usize, index: usize) -> &AtomicU64 {
+        &self.superblocks[self.layout.header_index(superblock) + 1 + index]
+    }
+
+    /// The whole claim bitset of a superblock, as sized for the smallest block.
+    #[inline]
+    pub(crate) fn bitset(&self, superblock: usize) -> &[AtomicU64] {
+        let first = self.layout.header_index(superblock) + 1;
+        &self.superblocks[first..first + self.layout.bitset_words as usize]
+    }
+
+    #[inline]
+    pub(crate) fn hint(&self, lane: Lane, block_lg2: u32) -> &AtomicU32 {
+        &self.hints[self.layout.hint_index(lane.index(), block_lg2)]
+    }
+
+    /// Block size of the superblock holding `offset`, if it was ever assigned one.
+    pub(crate) fn block_lg2_at(&self, offset: usize) -> Option<u32> {
+        let superblock = offset >> self.layout.superblock_lg2;
+        // Relaxed: a diagnostic read; callers that hold a block in the superblock see a stable
+        // size by the argument in `release.rs`.
+        header::block_lg2(self.header(superblock).load(Relaxed))
+    }
+}

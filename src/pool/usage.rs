@@ -1,0 +1,173 @@
+//! Usage statistics (000 §3.1 `get_usage_statistics`): exact counts from the bitsets at query
+//! time, and a high-water mark kept without a shared counter on the allocation path.
+//!
+//! High-water mark: each lane accumulates the net bytes it allocated in a counter on its own
+//! cache lines. When the magnitude of a lane's count exceeds one largest block, the lane moves it
+//! into a global total and raises the global mark to that total. A lane owned by one thread
+//! updates its counter with a plain load and store; threads sharing lanes use one extra, shared
+//! counter with `fetch_add`. Thus an alloc/free pair touches no shared line. (The brief said
+//! "reaches" one largest block; "exceeds" means a thread alternating between allocating and
+//! freeing one largest block never flushes, and the bound below is the same.)
+//!
+//! Accuracy: at any moment the true allocated bytes are the global total plus the lanes' counts,
+//! and each lane's count is at most one largest block in magnitude (the shared counter: one per
+//! thread updating it at that moment). The stored mark is the largest total after a flush, so
+//! it is within one largest block per active lane of the true peak: below it by the counts not
+//! yet flushed, or above it when blocks allocated in one lane were freed in another whose
+//! negative count is not flushed yet. With one lane the mark never exceeds the peak. The
+//! reported mark is the larger of the stored one and the exact current use, capped at the
+//! capacity.
+
+use super::cache_line::CachePadded;
+use super::header;
+use super::lane::{Lane, LANES};
+use super::state::{HintWords, PoolState, StateWords};
+use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// A snapshot of a pool's use, in bytes, blocks and superblocks. Block and superblock counts are
+/// exact when no allocation or deallocation runs concurrently, and then
+/// `consumed_bytes + reserved_bytes == consumed_superblocks * superblock_bytes`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct UsageStatistics {
+    /// Bytes the pool can hand out.
+    pub capacity_bytes: u64,
+    pub superblock_bytes: u64,
+    pub min_block_bytes: u64,
+    pub max_block_bytes: u64,
+    pub capacity_superblocks: u64,
+    /// Superblocks assigned to a block size.
+    pub consumed_superblocks: u64,
+    /// Blocks allocated.
+    pub consumed_blocks: u64,
+    /// Bytes in allocated blocks (whole blocks, not the sizes asked for).
+    pub consumed_bytes: u64,
+    /// Free blocks in assigned superblocks.
+    pub reserved_blocks: u64,
+    pub reserved_bytes: u64,
+    /// Most bytes allocated at once, within one largest block per thread that allocated or
+    /// freed (see the module comment).
+    pub high_water_bytes: u64,
+    /// Allocations that found no block (size zero and too-large requests are not counted).
+    pub failed_allocations: u64,
+}
+
+/// Exact use of the assigned superblocks, counted from their bitsets.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Census {
+    pub(crate) superblocks: u64,
+    pub(crate) blocks: u64,
+    pub(crate) bytes: u64,
+    pub(crate) free_blocks: u64,
+    pub(crate) free_bytes: u64,
+}
+
+impl<S: StateWords, H: HintWords> PoolState<S, H> {
+    pub(crate) fn census(&self) -> Census {
+        let layout = &self.layout;
+        let mut census = Census::default();
+        for superblock in 0..layout.superblock_count as usize {
+            // Relaxed: statistics; exact once the threads that allocated and freed have been
+            // joined or otherwise synchronized with the caller.
+            let Some(block_lg2) = header::block_lg2(self.header(superblock).load(Relaxed)) else {
+                continue;
+            };
+            let mask = layout.word_mask(block_lg2);
+            let words = &self.bitset(superblock)[..layout.words_used(block_lg2)];
+            // Relaxed: as above.
+            let blocks: u64 = words
+                .iter()
+                .map(|w| u64::from((w.load(Relaxed) & mask).count_ones()))
+                .sum();
+            let free = layout.blocks_per_superblock(block_lg2) - blocks;
+            census.superblocks += 1;
+            census.blocks += blocks;
+            census.bytes += blocks << block_lg2;
+            census.free_blocks += free;
+            census.free_bytes += free << block_lg2;
+        }
+        census
+    }
+}
+
+/// The counters behind the high-water mark and the failure count; see the module comment.
+pub(crate) struct UsageCounters {
+    /// Net bytes per lane not yet moved to `total`, as two's complement; the last is shared.
+    lanes: [CachePadded<AtomicU64>; LANES + 1],
+    /// Net bytes moved from the lanes, as two's complement.
+    total: CachePadded<AtomicU64>,
+    high_water: CachePadded<AtomicU64>,
+    failed_allocations: CachePadded<AtomicU64>,
+    /// A lane flushes when its count's magnitude exceeds the largest block, i.e. when the count
+    /// plus the largest block, as unsigned, exceeds this: twice the largest block.
+    flush_beyond: u64,
+    max_block_bytes: u64,
+}
+
+const SHARED_COUNTER: usize = LANES;
+
+impl UsageCounters {
+    pub(crate) fn new(max_block_bytes: u64) -> UsageCounters {
+        UsageCounters {
+            lanes: std::array::from_fn(|_| CachePadded(AtomicU64::new(0))),
+            total: CachePadded(AtomicU64::new(0)),
+            high_water: CachePadded(AtomicU64::new(0)),
+            failed_allocations: CachePadded(AtomicU64::new(0)),
+            flush_beyond: 2 * max_block_bytes,
+            max_block_bytes,
+        }
+    }
+
+    /// Adds `bytes` (negative for a release) to the lane's count.
+    #[inline]
+    pub(crate) fn record(&self, lane: Lane, bytes: i64) {
+        let (counter, count) = if lane.is_exclusive() {
+            // The mask lets the compiler drop the bounds check (LANES is a power of two).
+            let counter = &self.lanes[lane.index() & (LANES - 1)];
+            // Relaxed load and store: only the lane's owner writes this counter; a new owner
+            // acquired the lane from the registry after the old owner released it.
+            let count = counter.load(Relaxed).wrapping_add(bytes as u64);
+            counter.store(count, Relaxed);
+            (counter, count)
+        } else {
+            let counter = &self.lanes[SHARED_COUNTER];
+            // Relaxed: a statistic; the RMW alone keeps concurrent updates from being lost.
+            (
+                counter,
+                counter
+                    .fetch_add(bytes as u64, Relaxed)
+                    .wrapping_add(bytes as u64),
+            )
+        };
+        // |count| > max block, as one unsigned comparison.
+        if count.wrapping_add(self.max_block_bytes) > self.flush_beyond {
+            self.flush(counter);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn flush(&self, counter: &AtomicU64) {
+        // Relaxed throughout: statistics, with no memory published through them; `swap` takes
+        // exactly what the shared counter holds even while other threads add to it.
+        let count = counter.swap(0, Relaxed);
+        let total = self.total.fetch_add(count, Relaxed).wrapping_add(count);
+        self.high_water
+            .fetch_max((total as i64).max(0) as u64, Relaxed);
+    }
+
+    /// Counts an allocation that found no block.
+    pub(crate) fn record_failure(&self) {
+        // Relaxed: a statistic on its own line, touched only on failure.
+        self.failed_allocations.fetch_add(1, Relaxed);
+    }
+
+    /// The stored high-water mark and the failure count.
+    pub(crate) fn high_water_and_failures(&self) -> (u64, u64) {
+        // Relaxed: statistics.
+        (
+            self.high_water.load(Relaxed),
+            self.failed_allocations.load(Relaxed),
+        )
+    }
+}

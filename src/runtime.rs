@@ -1,0 +1,232 @@
+//! Process-wide runtime state: initialize, finalize, and the configuration report.
+//!
+//! Initialization records how the host should be used (threads, NUMA layout, GPU) so later
+//! subsystems size themselves from one place, as Kokkos' `initialize` does (003, 004).
+
+use crate::cuda::{self, CudaStatus};
+use crate::error::{Error, ErrorKind, Result};
+use crate::topology::Topology;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// How the runtime should use the machine; zero in a count means "choose for me".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InitArgs {
+    /// Host worker threads; 0 = one per core available to the process.
+    pub num_threads: usize,
+    /// NUMA domains to use; 0 = all.
+    pub num_numa: usize,
+    /// Cores to use in each NUMA domain; 0 = all.
+    pub cores_per_numa: usize,
+    /// CUDA device ordinal; `None` = the first device, if any.
+    pub device_id: Option<u32>,
+}
+
+/// The state of an initialized runtime.
+#[derive(Debug)]
+struct Runtime {
+    args: InitArgs,
+    topology: Topology,
+    cuda: CudaStatus,
+}
+
+static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
+// Mirrors `RUNTIME.is_some()` so hot entry points can check without taking the lock. Relaxed is
+// enough: it only gates calls, it never publishes data (the data is behind the mutex).
+static INITIALIZED: AtomicBool = AtomicBool::new(false);
+
+fn lock() -> std::sync::MutexGuard<'static, Option<Runtime>> {
+    // A panic while holding the lock cannot leave `Option<Runtime>` half-written, so poisoning
+    // carries no information here.
+    RUNTIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Starts the runtime. Fails with `AlreadyInitialized` if it is running, and with
+/// `InvalidArgument` if the arguments ask for more than the machine has.
+pub fn initialize(args: InitArgs) -> Result<()> {
+    let mut guard = lock();
+    if guard.is_some() {
+        return Err(Error::new(
+            ErrorKind::AlreadyInitialized,
+            "td_initialize: the runtime is already initialized; call td_finalize first, or check \
+             td_is_initialized",
+        ));
+    }
+    let topology = Topology::detect();
+    validate(&args, &topology)?;
+    *guard = Some(Runtime {
+        args,
+        topology,
+        cuda: cuda::detect(),
+    });
+    INITIALIZED.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+fn validate(args: &InitArgs, topo: &Topology) -> Result<()> {
+    if args.num_threads > topo.hardware_threads {
+        return Err(Error::invalid_argument(format!(
+            "td_initialize: num_threads ({}) exceeds the {} hardware threads available to this \
+             process; pass 0 to use all of them",
+            args.num_threads, topo.hardware_threads
+        )));
+    }
+    if args.num_numa > topo.numa_domains {
+        return Err(Error::invalid_argument(format!(
+            "td_initialize: num_numa ({}) exceeds the {} NUMA domain(s) of this machine",
+            args.num_numa, topo.numa_domains
+        )));
+    }
+    let domains = if args.num_numa == 0 {
+        topo.numa_domains
+    } else {
+        args.num_numa
+    };
+    if args.cores_per_numa.saturating_mul(domains) > topo.cores {
+        return Err(Error::invalid_argument(format!(
+            "td_initialize: cores_per_numa ({}) x {domains} NUMA domain(s) exceeds the {} cores \
+             available to this process",
+            args.cores_per_numa, topo.cores
+        )));
+    }
+    Ok(())
+}
+
+/// Stops the runtime. Objects created while it ran stay valid until released.
+pub fn finalize() -> Result<()> {
+    let mut guard = lock();
+    if guard.take().is_none() {
+        return Err(not_initialized("td_finalize"));
+    }
+    INITIALIZED.store(false, Ordering::Relaxed);
+    Ok(())
+}
+
+pub fn is_initialized() -> bool {
+    INITIALIZED.load(Ordering::Relaxed)
+}
+
+/// Fails with `NotInitialized`, naming `what`, unless the runtime is running.
+pub fn require_initialized(what: &str) -> Result<()> {
+    if is_initialized() {
+        Ok(())
+    } else {
+        Err(not_initialized(what))
+    }
+}
+
+#[cold]
+fn not_initialized(what: &str) -> Error {
+    Error::new(
+        ErrorKind::NotInitialized,
+        format!("{what}: the runtime is not initialized; call td_initialize first"),
+    )
+}
+
+/// A human-readable description of the runtime: version, build features, spaces and topology.
+pub fn configuration() -> Result<String> {
+    let guard = lock();
+    let rt = guard
+        .as_ref()
+        .ok_or_else(|| not_initialized("td_configuration_string"))?;
+    let mut s = String::new();
+    // Writing to a String cannot fail.
+    let _ = writeln!(s, "taskdag {}", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(
+        s,
+        "  build: features [{}], {} profile",
+        enabled_features().join(", "),
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+    );
+    let _ = writeln!(s, "  host: {}", rt.topology);
+    let _ = writeln!(
+        s,
+        "  requested: threads {}, numa {}, cores per numa {}",
+        count_or_all(rt.args.num_threads),
+        count_or_all(rt.args.num_numa),
+        count_or_all(rt.args.cores_per_numa)
+    );
+    let _ = writeln!(s, "  memory spaces: host");
+    let _ = write!(s, "  cuda: ");
+    match &rt.cuda {
+        CudaStatus::NotBuilt => s.push_str("not built (feature `cuda` off)\n"),
+        CudaStatus::NoDriver => s.push_str("no driver (libcuda.so.1 not found)\n"),
+        CudaStatus::DriverError(e) => {
+            let _ = writeln!(s, "driver error: {e}");
+        }
+        CudaStatus::Devices(devs) => {
+            let _ = writeln!(s, "{} device(s)", devs.len());
+            for d in devs {
+                let _ = writeln!(
+                    s,
+                    "    [{}] {}, {} MiB",
+                    d.ordinal,
+                    d.name,
+                    d.total_memory_bytes >> 20
+                );
+            }
+        }
+    }
+    Ok(s)
+}
+
+fn count_or_all(n: usize) -> String {
+    if n == 0 {
+        "all".to_string()
+    } else {
+        n.to_string()
+    }
+}
+
+fn enabled_features() -> Vec<&'static str> {
+    let mut f = Vec::new();
+    if cfg!(feature = "cuda") {
+        f.push("cuda");
+    }
+    if cfg!(feature = "hwloc") {
+        f.push("hwloc");
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // One test owns the global runtime so parallel tests do not race on it.
+    #[test]
+    fn lifecycle_rejects_misuse_and_reports_configuration() {
+        assert_eq!(
+            configuration().unwrap_err().kind(),
+            ErrorKind::NotInitialized
+        );
+        assert_eq!(finalize().unwrap_err().kind(), ErrorKind::NotInitialized);
+        let too_many = InitArgs {
+            num_threads: Topology::detect().hardware_threads + 1,
+            ..InitArgs::default()
+        };
+        let e = initialize(too_many).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message().contains("num_threads"), "{}", e.message());
+        assert!(!is_initialized());
+
+        initialize(InitArgs::default()).unwrap();
+        assert!(is_initialized());
+        let e = initialize(InitArgs::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::AlreadyInitialized);
+        let text = configuration().unwrap();
+        assert!(text.starts_with(&format!("taskdag {}", env!("CARGO_PKG_VERSION"))));
+        assert!(text.contains("hardware thread(s)"), "{text}");
+        assert!(text.contains("cuda: "), "{text}");
+        finalize().unwrap();
+        assert!(!is_initialized());
+        // Initialize again after finalize is allowed.
+        initialize(InitArgs::default()).unwrap();
+        finalize().unwrap();
+    }
+}
