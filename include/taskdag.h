@@ -231,8 +231,8 @@ typedef struct td_pool_stats {
    */
   uint64_t reserved_bytes;
   /**
-   * Highest consumed_bytes seen; may trail the true peak by at most one max-size block per
-   * thread that used the pool.
+   * Highest consumed_bytes seen, within 16 max-size blocks per thread that used the pool
+   * (tracked without a shared counter on the allocation path); never above capacity_bytes.
    */
   uint64_t high_water_bytes;
   /**

@@ -17,6 +17,8 @@ use crate::error::{Error, Result};
 const WORD_BITS_LG2: u32 = 6;
 const WORDS_PER_LINE: u32 = 8;
 const HINTS_PER_LINE: u32 = 16;
+/// Most superblocks a lane scans in its own window before the pool-wide search.
+const MAX_LANE_WINDOW: u32 = 8;
 
 /// Geometry of a memory pool. `#[repr(C)]` and integers only: shared with device code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +77,9 @@ impl PoolLayout {
             size_classes,
             lanes: LANES as u32,
             hint_stride: size_classes.next_multiple_of(HINTS_PER_LINE),
-            lane_window: (superblock_count / LANES as u32).max(1),
+            // Capped: the window is rescanned whenever a lane's hint fails, so a window of
+            // hundreds of superblocks (large pools) cost more than the contention it avoids.
+            lane_window: (superblock_count / LANES as u32).clamp(1, MAX_LANE_WINDOW),
         })
     }
 
@@ -190,7 +194,10 @@ mod tests {
         assert_eq!(l.hint_stride, 16);
         assert_eq!(l.capacity(), 256 * 4096);
         assert_eq!(l.state_words(), 256 * 8);
-        assert_eq!(l.lane_window, (256 / LANES as u32).max(1));
+        assert_eq!(
+            l.lane_window,
+            (256 / LANES as u32).clamp(1, MAX_LANE_WINDOW)
+        );
     }
 
     #[test]

@@ -74,7 +74,7 @@ impl MemoryPool {
             state: PoolState::new(layout, span.as_ptr() as usize, superblocks, hints),
             span,
             span_layout,
-            usage: UsageCounters::new(layout.max_block_size() as u64),
+            usage: UsageCounters::new(layout.max_block_size() as u64, layout.capacity() as u64),
         })
     }
 

@@ -313,7 +313,7 @@ fn statistics_add_up_exactly_at_a_quiescent_point() {
 }
 
 #[test]
-fn high_water_mark_is_within_one_largest_block_of_the_peak() {
+fn high_water_mark_is_within_sixteen_largest_blocks_of_the_peak() {
     let p = pool(1 << 20, 0, 0, 0);
     let mut live = Vec::new();
     let mut bytes = 0u64;
@@ -340,10 +340,10 @@ fn high_water_mark_is_within_one_largest_block_of_the_peak() {
     }
     let mark = p.usage_statistics().high_water_bytes;
     assert!(mark <= peak, "mark {mark} above the peak {peak}");
-    // One thread moves through one lane, whose unflushed count is at most one largest block.
+    // One thread moves through one lane, whose unflushed count is at most 16 largest blocks.
     assert!(
-        mark + 4096 >= peak,
-        "mark {mark} more than a largest block below {peak}"
+        mark + 16 * 4096 >= peak,
+        "mark {mark} more than 16 largest blocks below {peak}"
     );
 }
 
