@@ -79,17 +79,20 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         self.layout
             .superblocks_from(hinted)
             .take(2)
-            .find_map(|superblock| {
-                // Relaxed: classifies the candidate; the claim or reassignment re-checks.
-                let observed = self.header(superblock).load(Relaxed);
-                if observed == header::assigned(block_lg2) {
-                    self.try_claim(superblock, block_lg2, lane)
-                } else if self.looks_empty(superblock, observed) {
-                    self.claim_after_reassign(superblock, observed, block_lg2, lane)
-                } else {
-                    None
-                }
-            })
+            .find_map(|superblock| self.claim_here(superblock, block_lg2, lane))
+    }
+
+    /// A block from `superblock` if it holds this size or is empty (then reassigned to it).
+    fn claim_here(&self, superblock: usize, block_lg2: u32, lane: Lane) -> Option<Claim> {
+        // Relaxed: classifies the candidate; the claim or reassignment re-checks.
+        let observed = self.header(superblock).load(Relaxed);
+        if observed == header::assigned(block_lg2) {
+            self.try_claim(superblock, block_lg2, lane)
+        } else if self.looks_empty(superblock, observed) {
+            self.claim_after_reassign(superblock, observed, block_lg2, lane)
+        } else {
+            None
+        }
     }
 
     /// The lane's own window: a superblock of this size first, else an empty one to reassign.
@@ -182,16 +185,7 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         self.layout
             .superblocks_from(first)
             .skip(1)
-            .find_map(|superblock| {
-                let observed = self.header(superblock).load(Relaxed);
-                if observed == header::assigned(block_lg2) {
-                    self.try_claim(superblock, block_lg2, lane)
-                } else if self.looks_empty(superblock, observed) {
-                    self.claim_after_reassign(superblock, observed, block_lg2, lane)
-                } else {
-                    None
-                }
-            })
+            .find_map(|superblock| self.claim_here(superblock, block_lg2, lane))
     }
 
     fn claim_after_reassign(
