@@ -1,10 +1,16 @@
 //! Where to claim a block: the allocation order of 000 §2.5.3 (Figure 2.5), with hints and first
 //! search windows per lane.
 //!
-//! Order of a search round: the whole hinted superblock; the hinted superblock if empty, else
-//! the one after it (`claim_near`); the lane's window; then the report's search over every
-//! superblock. The first two are constant time, the window is `max(1, superblocks / 64)`
-//! superblocks, and the report's search is linear in the pool.
+//! Order of a search round: the whole hinted superblock; the lane's window; the hinted
+//! superblock if empty, else the one after it (`claim_near`); then the report's search over
+//! every superblock. The window is `clamp(superblocks / 64, 1, 8)` superblocks, `claim_near` is
+//! constant time, and the report's search is linear in the pool.
+//!
+//! The window comes before `claim_near` for cache locality (measured): when `claim_near` came
+//! first, a thread that allocates and frees in batches walked forward through the whole span,
+//! one fresh superblock after another, and every block it touched was a cache and TLB miss
+//! (189 ns per mixed-size pair on the 2-core machine, against Kokkos' 64). Starting from the
+//! fixed window first reuses the superblocks the last batch emptied (70–120 ns).
 //!
 //! Deviations from the report, both for speed:
 //! - Scalability: the report keeps one hint per block size. With one hint every thread
@@ -55,8 +61,8 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
                 return Some(claim);
             }
             let found = self
-                .claim_near(hinted, block_lg2, lane)
-                .or_else(|| self.search_lane_window(lane, block_lg2))
+                .search_lane_window(lane, block_lg2)
+                .or_else(|| self.claim_near(hinted, block_lg2, lane))
                 .or_else(|| self.search_all(lane, block_lg2, hinted));
             if let Some(claim) = found {
                 // 000 §2.5.3: the hint moves to a superblock of this size that served the claim,
