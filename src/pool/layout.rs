@@ -162,10 +162,13 @@ impl PoolLayout {
         (class * u64::from(self.superblock_count) / u64::from(self.size_classes)) as usize
     }
 
-    /// First superblock of the window that `lane` searches first for a block size: lanes own
-    /// consecutive windows, shifted per size class like `size_class_start`.
+    /// First superblock of the window that `lane` searches first for a block size: lanes' windows
+    /// start a 64th of the pool apart, shifted per size class like `size_class_start`.
     pub fn lane_window_start(&self, lane: usize, block_lg2: u32) -> usize {
-        let window = lane as u64 * u64::from(self.lane_window);
+        // Windows are spaced a 64th of the pool apart, not packed: a lane that outgrows its
+        // window walks on (`claim_near`) through its own stretch before it meets the next lane.
+        let spacing = (self.superblock_count / LANES as u32).max(1);
+        let window = lane as u64 * u64::from(spacing);
         ((window + self.size_class_start(block_lg2) as u64) % u64::from(self.superblock_count))
             as usize
     }
