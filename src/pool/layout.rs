@@ -20,6 +20,11 @@ const HINTS_PER_LINE: u32 = 16;
 /// Most superblocks a lane scans in its own window before the pool-wide search.
 const MAX_LANE_WINDOW: u32 = 8;
 
+/// Superblocks between the starts of neighbouring lanes' windows: a 64th of the pool.
+fn lane_spacing(superblock_count: u32) -> u32 {
+    (superblock_count / LANES as u32).max(1)
+}
+
 /// Geometry of a memory pool. `#[repr(C)]` and integers only: shared with device code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(C)]
@@ -79,7 +84,7 @@ impl PoolLayout {
             hint_stride: size_classes.next_multiple_of(HINTS_PER_LINE),
             // Capped: the window is rescanned whenever a lane's hint fails, so a window of
             // hundreds of superblocks (large pools) cost more than the contention it avoids.
-            lane_window: (superblock_count / LANES as u32).clamp(1, MAX_LANE_WINDOW),
+            lane_window: lane_spacing(superblock_count).min(MAX_LANE_WINDOW),
         })
     }
 
@@ -167,8 +172,7 @@ impl PoolLayout {
     pub fn lane_window_start(&self, lane: usize, block_lg2: u32) -> usize {
         // Windows are spaced a 64th of the pool apart, not packed: a lane that outgrows its
         // window walks on (`claim_near`) through its own stretch before it meets the next lane.
-        let spacing = (self.superblock_count / LANES as u32).max(1);
-        let window = lane as u64 * u64::from(spacing);
+        let window = lane as u64 * u64::from(lane_spacing(self.superblock_count));
         ((window + self.size_class_start(block_lg2) as u64) % u64::from(self.superblock_count))
             as usize
     }

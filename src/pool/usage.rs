@@ -2,18 +2,18 @@
 //! time, and a high-water mark kept without a shared counter on the allocation path.
 //!
 //! High-water mark: each lane accumulates the net bytes it allocated in a counter on its own
-//! cache lines. When the magnitude of a lane's count exceeds `FLUSH_BLOCKS` largest blocks, the
-//! lane moves it
-//! into a global total and raises the global mark to that total. A lane owned by one thread
-//! updates its counter with a plain load and store; threads sharing lanes use one extra, shared
-//! counter with `fetch_add`. Thus an alloc/free pair touches no shared line.
+//! cache lines. When the magnitude of a lane's count exceeds the flush threshold (capacity/256,
+//! clamped to 1..=`FLUSH_BLOCKS` largest blocks), the lane moves it into a global total and
+//! raises the global mark to that total. A lane owned by one thread updates its counter with a
+//! plain load and store; threads sharing lanes use one extra, shared counter with `fetch_add`.
+//! Thus an alloc/free pair touches no shared line.
 //!
 //! Accuracy: at any moment the true allocated bytes are the global total plus the lanes' counts,
-//! and each lane's count is at most `FLUSH_BLOCKS` largest blocks in magnitude (the shared
-//! counter: that much per thread updating it at that moment). The stored mark is the largest total
-//! after a flush, so it is within `FLUSH_BLOCKS` largest blocks per active lane of the true peak: below it by the counts not
-//! yet flushed, or above it when blocks allocated in one lane were freed in another whose
-//! negative count is not flushed yet. With one lane the mark never exceeds the peak. The
+//! and each lane's count is at most the threshold in magnitude (the shared counter: that much per
+//! thread updating it at that moment). The stored mark is the largest total after a flush, so it
+//! is within one threshold per active lane of the true peak: below it by the counts not yet
+//! flushed, or above it when blocks allocated in one lane were freed in another whose negative
+//! count is not flushed yet. With one lane the mark never exceeds the peak. The
 //! reported mark is the larger of the stored one and the exact current use, capped at the
 //! capacity.
 
