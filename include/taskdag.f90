@@ -37,9 +37,16 @@ module taskdag
   integer(c_int), parameter, public :: TD_ERROR_OUT_OF_MEMORY = 8
   integer(c_int), parameter, public :: TD_ERROR_STRUCT_SIZE = 9
   integer(c_int), parameter, public :: TD_ERROR_INTERNAL = 10
+  integer(c_int), parameter, public :: TD_ERROR_DEADLOCK = 11
+  integer(c_int), parameter, public :: TD_ERROR_CYCLE = 12
+  integer(c_int), parameter, public :: TD_ERROR_BUSY = 13
+  integer(c_int), parameter, public :: TD_ERROR_WRONG_THREAD = 14
+  integer(c_int), parameter, public :: TD_ERROR_NOT_READY = 15
 
   !> td_memory_space values.
   integer(c_int32_t), parameter, public :: TD_SPACE_HOST = 0
+  integer(c_int32_t), parameter, public :: TD_SPACE_CUDA = 1
+  integer(c_int32_t), parameter, public :: TD_SPACE_CUDA_HOST_PINNED = 2
 
   ! ------------------------------------------------------------------------------------------
   ! Parameter structs of taskdag.h; struct_size is set by the *_init() functions below.

@@ -108,6 +108,27 @@ typedef enum td_status {
    * A bug in taskdag (including a caught Rust panic); the message says where.
    */
   TD_ERROR_INTERNAL = 10,
+  /**
+   * A task DAG can make no more progress: tasks wait on futures that can never complete.
+   */
+  TD_ERROR_DEADLOCK = 11,
+  /**
+   * A work graph has a cycle; the message names a node on it.
+   */
+  TD_ERROR_CYCLE = 12,
+  /**
+   * The object is in use (for example a dispatch is running) and the call cannot proceed now.
+   */
+  TD_ERROR_BUSY = 13,
+  /**
+   * The call was made from a thread that may not make it (for example dispatch from a thread
+   * that is not the instance's control thread, or td_wait from inside a task).
+   */
+  TD_ERROR_WRONG_THREAD = 14,
+  /**
+   * The value asked for does not exist yet (for example the result of an incomplete task).
+   */
+  TD_ERROR_NOT_READY = 15,
 } td_status;
 
 /**
@@ -245,6 +266,16 @@ typedef struct td_pool_stats {
  * Host memory.
  */
 #define TD_SPACE_HOST 0
+
+/**
+ * Device memory of the current CUDA device (TD_ERROR_UNAVAILABLE without a usable GPU).
+ */
+#define TD_SPACE_CUDA 1
+
+/**
+ * Page-locked host memory that the device can address (TD_ERROR_UNAVAILABLE without a GPU).
+ */
+#define TD_SPACE_CUDA_HOST_PINNED 2
 
 #ifdef __cplusplus
 extern "C" {

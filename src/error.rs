@@ -20,6 +20,16 @@ pub enum ErrorKind {
     OutOfMemory,
     /// An invariant of the library was broken; a bug to report.
     Internal,
+    /// A task DAG can make no more progress.
+    Deadlock,
+    /// A work graph has a cycle.
+    Cycle,
+    /// The object is in use and the call cannot proceed now.
+    Busy,
+    /// The call was made from a thread that may not make it.
+    WrongThread,
+    /// The value asked for does not exist yet.
+    NotReady,
 }
 
 /// A failure of a core operation.

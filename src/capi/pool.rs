@@ -5,6 +5,7 @@ use super::error::{CError, CResult};
 use super::handle::{self, Handle};
 use super::memory_space::{memory_space_arg, td_memory_space, TD_SPACE_HOST};
 use super::status::td_status;
+use crate::memory_space::MemorySpace;
 use crate::pool::{MemoryPool, PoolConfig, UsageStatistics};
 use crate::runtime;
 use std::ffi::{c_int, c_void};
@@ -142,7 +143,16 @@ pub unsafe extern "C" fn td_pool_create(
         let args: td_pool_args = read_versioned(args, "args", false)?;
         let out = Out::new(out, "out")?;
         runtime::require_initialized("td_pool_create")?;
-        memory_space_arg(args.memory_space, "args->memory_space")?;
+        let space = memory_space_arg(args.memory_space, "args->memory_space")?;
+        if space != MemorySpace::Host {
+            return Err(CError::new(
+                td_status::TD_ERROR_UNAVAILABLE,
+                format!(
+                    "td_pool_create: pools in the {space} memory space come with the CUDA \
+                     back-end, which this build does not provide; use TD_SPACE_HOST"
+                ),
+            ));
+        }
         let pool = MemoryPool::new(&PoolConfig {
             min_total_alloc_size: args.min_total_alloc_size,
             min_block_alloc_size: args.min_block_alloc_size,

@@ -30,6 +30,17 @@ pub enum td_status {
     TD_ERROR_STRUCT_SIZE = 9,
     /// A bug in taskdag (including a caught Rust panic); the message says where.
     TD_ERROR_INTERNAL = 10,
+    /// A task DAG can make no more progress: tasks wait on futures that can never complete.
+    TD_ERROR_DEADLOCK = 11,
+    /// A work graph has a cycle; the message names a node on it.
+    TD_ERROR_CYCLE = 12,
+    /// The object is in use (for example a dispatch is running) and the call cannot proceed now.
+    TD_ERROR_BUSY = 13,
+    /// The call was made from a thread that may not make it (for example dispatch from a thread
+    /// that is not the instance's control thread, or td_wait from inside a task).
+    TD_ERROR_WRONG_THREAD = 14,
+    /// The value asked for does not exist yet (for example the result of an incomplete task).
+    TD_ERROR_NOT_READY = 15,
 }
 
 impl From<ErrorKind> for td_status {
@@ -42,11 +53,16 @@ impl From<ErrorKind> for td_status {
             ErrorKind::PoolExhausted => td_status::TD_ERROR_POOL_EXHAUSTED,
             ErrorKind::OutOfMemory => td_status::TD_ERROR_OUT_OF_MEMORY,
             ErrorKind::Internal => td_status::TD_ERROR_INTERNAL,
+            ErrorKind::Deadlock => td_status::TD_ERROR_DEADLOCK,
+            ErrorKind::Cycle => td_status::TD_ERROR_CYCLE,
+            ErrorKind::Busy => td_status::TD_ERROR_BUSY,
+            ErrorKind::WrongThread => td_status::TD_ERROR_WRONG_THREAD,
+            ErrorKind::NotReady => td_status::TD_ERROR_NOT_READY,
         }
     }
 }
 
-const STATUS_NAMES: [&std::ffi::CStr; 11] = [
+const STATUS_NAMES: [&std::ffi::CStr; 16] = [
     c"TD_OK",
     c"TD_ERROR_NULL_ARGUMENT",
     c"TD_ERROR_INVALID_ARGUMENT",
@@ -58,6 +74,11 @@ const STATUS_NAMES: [&std::ffi::CStr; 11] = [
     c"TD_ERROR_OUT_OF_MEMORY",
     c"TD_ERROR_STRUCT_SIZE",
     c"TD_ERROR_INTERNAL",
+    c"TD_ERROR_DEADLOCK",
+    c"TD_ERROR_CYCLE",
+    c"TD_ERROR_BUSY",
+    c"TD_ERROR_WRONG_THREAD",
+    c"TD_ERROR_NOT_READY",
 ];
 
 /// Returns the name of a status, e.g. "TD_ERROR_NULL_ARGUMENT", or "TD_UNKNOWN_STATUS" for a value
@@ -92,6 +113,11 @@ mod tests {
             td_status::TD_ERROR_OUT_OF_MEMORY,
             td_status::TD_ERROR_STRUCT_SIZE,
             td_status::TD_ERROR_INTERNAL,
+            td_status::TD_ERROR_DEADLOCK,
+            td_status::TD_ERROR_CYCLE,
+            td_status::TD_ERROR_BUSY,
+            td_status::TD_ERROR_WRONG_THREAD,
+            td_status::TD_ERROR_NOT_READY,
         ];
         assert_eq!(all.len(), STATUS_NAMES.len());
         for s in all {
@@ -102,7 +128,7 @@ mod tests {
 
     #[test]
     fn unknown_status_values_are_named_unknown() {
-        for v in [-1, 11, 1000, c_int::MIN, c_int::MAX] {
+        for v in [-1, 16, 1000, c_int::MIN, c_int::MAX] {
             let name = unsafe { CStr::from_ptr(td_status_string(v)) };
             assert_eq!(name.to_str().unwrap(), "TD_UNKNOWN_STATUS");
         }
