@@ -30,6 +30,11 @@
 #define TD_VERSION_PATCH 0
 
 /**
+ * Bytes each member may contribute to one reduce, scan or broadcast.
+ */
+#define TEAM_VALUE_BYTES 256
+
+/**
  * Default smallest block, 000 §2.5.4.
  */
 #define TD_POOL_DEFAULT_MIN_BLOCK_ALLOC_SIZE 64
@@ -132,10 +137,30 @@ typedef enum td_status {
 } td_status;
 
 /**
+ * The kind of an execution space.
+ */
+typedef enum td_exec_kind {
+  /**
+   * Runs everything on the calling thread.
+   */
+  TD_EXEC_SERIAL = 0,
+  /**
+   * A partition of the pinned thread pool created by td_initialize.
+   */
+  TD_EXEC_THREADS = 1,
+} td_exec_kind;
+
+/**
  * A memory pool: a fixed span of memory handing out power-of-two blocks, safe to use from many
  * threads at once. Reference-counted: td_pool_retain / td_pool_release.
  */
 typedef struct td_pool td_pool;
+
+/**
+ * An execution space instance. Reference-counted: td_space_retain / td_space_release. Only the
+ * instance's control thread may dispatch to it.
+ */
+typedef struct td_space td_space;
 
 /**
  * Arguments of td_initialize. Initialize with TD_INIT_ARGS_INIT, then set the fields you need.
@@ -462,6 +487,57 @@ enum td_status td_pool_max_block_size(const struct td_pool *pool, size_t *out);
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_STRUCT_SIZE.
  */
 enum td_status td_pool_usage_statistics(const struct td_pool *pool, struct td_pool_stats *out);
+
+/**
+ * Returns a handle to the Serial space, which runs dispatches on the calling thread and may be
+ * used from any thread.
+ *
+ * Ownership: `*out` receives a new reference; release it with td_space_release.
+ * Thread safety: any thread, after td_initialize.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_NOT_INITIALIZED.
+ */
+enum td_status td_space_serial(struct td_space **out);
+
+/**
+ * Returns a handle to the root instance of the Threads space: the thread pool that
+ * td_initialize created (all threads, pinned one per core when the machine has enough cores).
+ * Its control thread is the thread that called td_initialize.
+ *
+ * Ownership: `*out` receives a new reference; release it with td_space_release. The pool's
+ * threads stop after td_finalize once every handle to it is released.
+ * Thread safety: any thread, after td_initialize (only the control thread may dispatch).
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_NOT_INITIALIZED.
+ */
+enum td_status td_space_threads(struct td_space **out);
+
+/**
+ * Adds a reference to `space`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_space_retain(struct td_space *space);
+
+/**
+ * Releases one reference to `space`. NULL is a no-op.
+ *
+ * Thread safety: any thread, but no other thread may use this reference concurrently.
+ * Returns TD_OK; TD_ERROR_INVALID_HANDLE (wrong type or already released).
+ */
+enum td_status td_space_release(struct td_space *space);
+
+/**
+ * Writes the kind of `space` to `*out`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_space_kind(const struct td_space *space, enum td_exec_kind *out);
+
+/**
+ * Writes to `*out` the number of threads a dispatch on `space` runs on (003 `concurrency`).
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_space_concurrency(const struct td_space *space, size_t *out);
 
 /**
  * Returns the name of a status, e.g. "TD_ERROR_NULL_ARGUMENT", or "TD_UNKNOWN_STATUS" for a value

@@ -2,9 +2,11 @@
 //!
 //! The Rust modules below are the core; `capi` is the C ABI over them (see DESIGN.md §3).
 
+mod cache_line;
 pub mod capi;
 pub mod cuda;
 pub mod error;
+pub mod exec;
 pub mod memory_space;
 pub mod pool;
 pub mod runtime;

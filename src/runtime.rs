@@ -5,6 +5,7 @@
 
 use crate::cuda::{self, CudaStatus};
 use crate::error::{Error, ErrorKind, Result};
+use crate::exec::{PoolOptions, Space};
 use crate::topology::Topology;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +30,8 @@ struct Runtime {
     args: InitArgs,
     topology: Topology,
     cuda: CudaStatus,
+    /// The root instance of the Threads space; its control thread is the initializing thread.
+    threads: Space,
 }
 
 static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
@@ -55,10 +58,12 @@ pub fn initialize(args: InitArgs) -> Result<()> {
     }
     let topology = Topology::detect();
     validate(&args, &topology)?;
+    let threads = Space::threads(&pool_options(&args, &topology))?;
     *guard = Some(Runtime {
         args,
         topology,
         cuda: cuda::detect(),
+        threads,
     });
     INITIALIZED.store(true, Ordering::Relaxed);
     Ok(())
@@ -93,12 +98,61 @@ fn validate(args: &InitArgs, topo: &Topology) -> Result<()> {
     Ok(())
 }
 
-/// Stops the runtime. Objects created while it ran stay valid until released.
+/// Threads for the root pool: the requested count, else the NUMA request, else one per core;
+/// pinned one per core when there are enough cores (003 `initialize`).
+fn pool_options(args: &InitArgs, topo: &Topology) -> PoolOptions {
+    let threads = if args.num_threads > 0 {
+        args.num_threads
+    } else if args.cores_per_numa > 0 {
+        args.cores_per_numa * args.num_numa.max(1)
+    } else {
+        topo.cores
+    }
+    .max(1);
+    let cpus: Vec<usize> = core_affinity::get_core_ids()
+        .map(|ids| ids.into_iter().map(|c| c.id).collect())
+        .unwrap_or_default();
+    let pinned = cpus.len() >= threads;
+    // Without per-core NUMA information from the OS, cores are assumed to be numbered domain
+    // by domain, which is how Linux enumerates cores on the machines we target.
+    let numa = (0..threads)
+        .map(|r| r * topo.numa_domains / threads.max(1))
+        .collect();
+    PoolOptions {
+        threads,
+        cpus: if pinned {
+            cpus[..threads].to_vec()
+        } else {
+            Vec::new()
+        },
+        numa,
+    }
+}
+
+/// The root instance of the Threads space.
+pub fn threads_space() -> Result<Space> {
+    lock()
+        .as_ref()
+        .map(|rt| rt.threads.clone())
+        .ok_or_else(|| not_initialized("td_space_threads"))
+}
+
+/// Stops the runtime. Objects created while it ran stay valid until released; the root thread
+/// pool stops when the last handle to it is released.
 pub fn finalize() -> Result<()> {
     let mut guard = lock();
-    if guard.take().is_none() {
-        return Err(not_initialized("td_finalize"));
+    match guard.as_ref() {
+        None => return Err(not_initialized("td_finalize")),
+        Some(rt) if rt.threads.is_busy() => {
+            return Err(Error::new(
+                ErrorKind::Busy,
+                "td_finalize: a dispatch is running on the root Threads instance; call \
+                 td_finalize after it returns",
+            ))
+        }
+        Some(_) => {}
     }
+    guard.take();
     INITIALIZED.store(false, Ordering::Relaxed);
     Ok(())
 }
@@ -144,6 +198,7 @@ pub fn configuration() -> Result<String> {
         }
     );
     let _ = writeln!(s, "  host: {}", rt.topology);
+    let _ = writeln!(s, "  threads space: {}", rt.threads.describe());
     let _ = writeln!(
         s,
         "  requested: threads {}, numa {}, cores per numa {}",

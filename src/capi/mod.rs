@@ -13,10 +13,12 @@ mod handle;
 mod library;
 mod memory_space;
 mod pool;
+mod space;
 mod status;
 
 pub use error::{td_last_error, td_last_error_message};
 pub use library::*;
-pub use memory_space::{td_memory_space, TD_SPACE_HOST};
+pub use memory_space::{td_memory_space, TD_SPACE_CUDA, TD_SPACE_CUDA_HOST_PINNED, TD_SPACE_HOST};
 pub use pool::*;
+pub use space::*;
 pub use status::{td_status, td_status_string};

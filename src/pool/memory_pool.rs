@@ -1,13 +1,13 @@
 //! The host memory pool (000 §3.1): owns a span of host memory and the pool's state, and runs the
 //! algorithm of `claim.rs`, `release.rs` and `search.rs` over them.
 
-use super::cache_line::LineAligned;
 use super::config::PoolConfig;
 use super::failure::AllocFailure;
 use super::lane::{self, Lane, LANES};
 use super::layout::PoolLayout;
 use super::state::{Claim, PoolState};
 use super::usage::{UsageCounters, UsageStatistics};
+use crate::cache_line::LineAligned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::alloc::{self, Layout};

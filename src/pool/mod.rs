@@ -10,10 +10,9 @@
 //! Files: `config` (parameters), `layout` (geometry), `header` (superblock header word),
 //! `state` (the state the algorithm runs on), `claim` (claims and reassignment, with the
 //! correctness argument), `release`, `search` (allocation order), `lane` (per-thread lanes),
-//! `usage` (statistics), `failure` (errors), `cache_line` (padding against false sharing),
+//! `usage` (statistics), `failure` (errors),
 //! `memory_pool` (host ownership), `tests` (behaviour of the whole pool).
 
-mod cache_line;
 mod claim;
 mod config;
 mod failure;

@@ -17,10 +17,10 @@
 //! reported mark is the larger of the stored one and the exact current use, capped at the
 //! capacity.
 
-use super::cache_line::CachePadded;
 use super::header;
 use super::lane::{Lane, LANES};
 use super::state::{HintWords, PoolState, StateWords};
+use crate::cache_line::CachePadded;
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// A snapshot of a pool's use, in bytes, blocks and superblocks. Block and superblock counts are

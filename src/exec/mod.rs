@@ -1,0 +1,25 @@
+//! Execution spaces (003, 004): `Serial` and `Threads`, instances and their partition, masks,
+//! the worker threads with their sleep/wake handshake, and thread teams.
+//!
+//! Files: `space` (the handle users hold), `instance_request` (partitioning), `thread_pool`
+//! (pinned threads), `mailbox` and `job` (the dispatch protocol), `current` (per-thread
+//! queries), `team` and `barrier` (team members' collectives).
+
+mod barrier;
+mod current;
+mod instance_request;
+mod job;
+mod mailbox;
+mod space;
+mod team;
+mod thread_pool;
+
+pub use barrier::TeamBarrier;
+pub use current::{hardware_thread_id, is_in_parallel, pool_rank};
+pub use instance_request::InstanceRequest;
+pub use space::{Space, SpaceKind, Worker};
+pub use team::{JoinFn, Team, TeamMember, TEAM_VALUE_BYTES};
+pub use thread_pool::PoolOptions;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,277 @@
+//! Execution spaces and their instances (003): `Serial`, or a disjoint part of a thread pool
+//! with exactly one control thread, which alone may dispatch to it.
+
+use super::current;
+use super::instance_request::{partition, InstanceRequest};
+use super::thread_pool::{PoolOptions, ThreadPool};
+use crate::error::{Error, ErrorKind, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::ThreadId;
+
+/// The kind of an execution space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpaceKind {
+    /// Everything runs on the calling thread.
+    Serial,
+    /// A partition of a pinned thread pool.
+    Threads,
+}
+
+/// What a dispatched closure learns about where it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Worker {
+    /// Rank within the instance (0 is the control thread).
+    pub rank: usize,
+    /// Threads taking part in this dispatch.
+    pub size: usize,
+}
+
+/// A handle to an execution space instance; clones refer to the same instance.
+#[derive(Clone)]
+pub struct Space {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    kind: SpaceKind,
+    threads: Option<ThreadsInstance>,
+}
+
+struct ThreadsInstance {
+    pool: Arc<ThreadPool>,
+    /// Pool ranks of the members; `members[0]` is the control thread's.
+    members: Arc<[usize]>,
+    /// Members a dispatch uses (a mask, 003): the first `active` of `members`.
+    active: usize,
+    control: ThreadId,
+    /// Set while a dispatch or a partition runs; shared by masked views of one instance.
+    busy: Arc<AtomicBool>,
+}
+
+impl Space {
+    /// The serial space: dispatch runs on the calling thread, from any thread.
+    pub fn serial() -> Space {
+        Space {
+            inner: Arc::new(Inner {
+                kind: SpaceKind::Serial,
+                threads: None,
+            }),
+        }
+    }
+
+    /// A new thread pool whose control thread is the caller. Unpinned unless `opts.cpus` says
+    /// where each rank goes. The pool's threads stop when the last handle is dropped.
+    pub fn threads(opts: &PoolOptions) -> Result<Space> {
+        let pool = Arc::new(ThreadPool::new(opts)?);
+        let members: Arc<[usize]> = (0..pool.size()).collect();
+        Ok(Space::instance(pool, members, std::thread::current().id()))
+    }
+
+    fn instance(pool: Arc<ThreadPool>, members: Arc<[usize]>, control: ThreadId) -> Space {
+        let active = members.len();
+        Space {
+            inner: Arc::new(Inner {
+                kind: SpaceKind::Threads,
+                threads: Some(ThreadsInstance {
+                    pool,
+                    members,
+                    active,
+                    control,
+                    busy: Arc::new(AtomicBool::new(false)),
+                }),
+            }),
+        }
+    }
+
+    pub fn kind(&self) -> SpaceKind {
+        self.inner.kind
+    }
+
+    /// Threads a dispatch on this space runs on.
+    pub fn concurrency(&self) -> usize {
+        self.inner.threads.as_ref().map_or(1, |t| t.active)
+    }
+
+    /// Pool ranks of the threads a dispatch uses, in instance-rank order.
+    pub fn pool_ranks(&self) -> Vec<usize> {
+        self.inner
+            .threads
+            .as_ref()
+            .map_or_else(|| vec![0], |t| t.members[..t.active].to_vec())
+    }
+
+    /// Hardware thread each dispatch rank is pinned to (`None` where unpinned).
+    pub fn hardware_threads(&self) -> Vec<Option<usize>> {
+        match &self.inner.threads {
+            None => vec![None],
+            Some(t) => t.members[..t.active]
+                .iter()
+                .map(|&r| t.pool.shared().cpus[r])
+                .collect(),
+        }
+    }
+
+    /// True while a dispatch or partition runs on this instance.
+    pub fn is_busy(&self) -> bool {
+        self.inner
+            .threads
+            .as_ref()
+            .is_some_and(|t| t.busy.load(Ordering::Acquire))
+    }
+
+    /// One line for the configuration report: threads and where they are pinned.
+    pub fn describe(&self) -> String {
+        match &self.inner.threads {
+            None => "serial".to_string(),
+            Some(t) => {
+                let cpus = self.hardware_threads();
+                if cpus.iter().all(Option::is_some) {
+                    let list: Vec<String> = cpus.iter().flatten().map(|c| c.to_string()).collect();
+                    format!(
+                        "{} thread(s) pinned to CPUs [{}]",
+                        t.active,
+                        list.join(", ")
+                    )
+                } else {
+                    format!("{} thread(s), not pinned", t.active)
+                }
+            }
+        }
+    }
+
+    /// True when the calling thread may dispatch to this space.
+    pub fn is_control_thread(&self) -> bool {
+        self.inner
+            .threads
+            .as_ref()
+            .map_or(true, |t| t.control == std::thread::current().id())
+    }
+
+    /// The same instance restricted to the first ⌈fraction × threads⌉ threads (003 masks).
+    pub fn masked(&self, fraction: f64) -> Result<Space> {
+        if !(fraction > 0.0 && fraction <= 1.0) {
+            return Err(Error::invalid_argument(format!(
+                "mask fraction {fraction} is outside (0, 1]; pass 1.0 for all threads"
+            )));
+        }
+        let Some(t) = &self.inner.threads else {
+            return Ok(self.clone());
+        };
+        let active =
+            ((t.members.len() as f64 * fraction).ceil() as usize).clamp(1, t.members.len());
+        Ok(Space {
+            inner: Arc::new(Inner {
+                kind: SpaceKind::Threads,
+                threads: Some(ThreadsInstance {
+                    pool: Arc::clone(&t.pool),
+                    members: Arc::clone(&t.members),
+                    active,
+                    control: t.control,
+                    busy: Arc::clone(&t.busy),
+                }),
+            }),
+        })
+    }
+
+    /// Runs `work` once on each of this space's threads and returns when all have returned.
+    /// The control thread runs rank 0. Fails with `WrongThread` from any other thread and with
+    /// `Busy` when called from inside a dispatch or partition of the same instance.
+    pub fn run_on_all(&self, work: &(dyn Fn(Worker) + Sync)) -> Result<()> {
+        let Some(t) = &self.inner.threads else {
+            current::in_parallel(|| work(Worker { rank: 0, size: 1 }));
+            return Ok(());
+        };
+        let _busy = t.enter("dispatch")?;
+        let size = t.active;
+        let per_rank = |rank: usize| current::in_parallel(|| work(Worker { rank, size }));
+        t.pool.dispatch(&t.members[..size], &per_rank);
+        Ok(())
+    }
+
+    /// Partitions this instance into disjoint sub-instances, one per request, and runs each
+    /// request's control function on its sub-instance's control thread (003 `run_instances`).
+    /// Blocks until every control function returns. Requests that cannot all be satisfied are
+    /// rejected before anything runs. The first sub-instance is controlled by the caller.
+    pub fn run_instances(
+        &self,
+        requests: &[InstanceRequest],
+        control: &(dyn Fn(usize, &Space) + Sync),
+    ) -> Result<()> {
+        let Some(t) = &self.inner.threads else {
+            return Err(Error::new(
+                ErrorKind::Unavailable,
+                "the Serial space has one thread and cannot be partitioned into instances; \
+                 partition a Threads space",
+            ));
+        };
+        let _busy = t.enter("run_instances")?;
+        let pool = &t.pool;
+        let parts = partition(requests, &t.members, &pool.shared().numa)?;
+        // Slot 0 of the dispatch is the caller; it controls the part it leads, if any (parts
+        // keep the members' order, so the caller leads any part it belongs to). Every other
+        // part is controlled by its first member.
+        let caller = t.members[0];
+        let caller_part = parts.iter().position(|p| p[0] == caller);
+        let mut slots: Vec<(usize, Option<usize>)> = vec![(caller, caller_part)];
+        slots.extend(
+            (0..parts.len())
+                .filter(|&i| Some(i) != caller_part)
+                .map(|i| (parts[i][0], Some(i))),
+        );
+        let ranks: Vec<usize> = slots.iter().map(|s| s.0).collect();
+        let run = |slot: usize| {
+            if let Some(i) = slots[slot].1 {
+                let members: Arc<[usize]> = parts[i].clone().into();
+                let sub = Space::instance(Arc::clone(pool), members, std::thread::current().id());
+                control(i, &sub);
+            }
+        };
+        pool.dispatch(&ranks, &run);
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Space {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Space")
+            .field("kind", &self.kind())
+            .field("pool_ranks", &self.pool_ranks())
+            .finish()
+    }
+}
+
+/// Clears an instance's busy flag when a dispatch or partition ends, also by panic.
+struct BusyGuard<'a>(&'a AtomicBool);
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl ThreadsInstance {
+    fn enter(&self, what: &str) -> Result<BusyGuard<'_>> {
+        if self.control != std::thread::current().id() {
+            return Err(Error::new(
+                ErrorKind::WrongThread,
+                format!(
+                    "{what}: the calling thread is not this instance's control thread; only the \
+                     thread that created the instance (or received it from run_instances) may \
+                     dispatch to it"
+                ),
+            ));
+        }
+        if self.busy.swap(true, Ordering::Acquire) {
+            return Err(Error::new(
+                ErrorKind::Busy,
+                format!(
+                    "{what}: this instance is already running a dispatch or a partition; nested \
+                     dispatch to the same instance is not supported (use team-level parallelism \
+                     inside a team policy instead)"
+                ),
+            ));
+        }
+        Ok(BusyGuard(&self.busy))
+    }
+}

@@ -1,0 +1,238 @@
+use super::*;
+use crate::ErrorKind;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+fn pool(threads: usize) -> Space {
+    Space::threads(&PoolOptions {
+        threads,
+        ..PoolOptions::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn every_rank_runs_once_per_dispatch() {
+    for threads in [1, 2, 5] {
+        let space = pool(threads);
+        for _ in 0..200 {
+            let seen = Mutex::new(Vec::new());
+            space
+                .run_on_all(&|w: Worker| {
+                    assert_eq!(w.size, threads);
+                    assert!(is_in_parallel());
+                    seen.lock().unwrap().push(w.rank);
+                })
+                .unwrap();
+            let mut seen = seen.into_inner().unwrap();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..threads).collect::<Vec<_>>());
+        }
+        assert!(!is_in_parallel());
+    }
+}
+
+#[test]
+fn workers_wake_after_parking() {
+    let space = pool(3);
+    let count = AtomicUsize::new(0);
+    for _ in 0..3 {
+        // Longer than the spin budget, so the workers park between dispatches.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        space
+            .run_on_all(&|_| {
+                count.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+    }
+    assert_eq!(count.load(Ordering::Relaxed), 9);
+}
+
+#[test]
+fn dispatch_from_another_thread_is_rejected() {
+    let space = pool(2);
+    let s = space.clone();
+    let e = std::thread::spawn(move || s.run_on_all(&|_| {}).unwrap_err())
+        .join()
+        .unwrap();
+    assert_eq!(e.kind(), ErrorKind::WrongThread);
+    space.run_on_all(&|_| {}).unwrap();
+}
+
+#[test]
+fn nested_dispatch_is_rejected() {
+    let space = pool(2);
+    let inner = Mutex::new(None);
+    space
+        .run_on_all(&|w| {
+            if w.rank == 0 {
+                *inner.lock().unwrap() = Some(space.run_on_all(&|_| {}).unwrap_err().kind());
+            }
+        })
+        .unwrap();
+    assert_eq!(inner.into_inner().unwrap(), Some(ErrorKind::Busy));
+    space.run_on_all(&|_| {}).unwrap();
+}
+
+#[test]
+fn a_panic_in_a_worker_reaches_the_control_thread_and_the_pool_survives() {
+    let space = pool(3);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        space
+            .run_on_all(&|w| {
+                if w.rank == 2 {
+                    panic!("worker 2 fails");
+                }
+            })
+            .unwrap()
+    }));
+    assert!(r.is_err());
+    let count = AtomicUsize::new(0);
+    space
+        .run_on_all(&|_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+    assert_eq!(count.load(Ordering::Relaxed), 3);
+}
+
+#[test]
+fn masks_take_the_ceiling_of_the_fraction() {
+    let space = pool(5);
+    assert_eq!(space.masked(0.5).unwrap().concurrency(), 3);
+    assert_eq!(space.masked(0.01).unwrap().concurrency(), 1);
+    assert_eq!(space.masked(1.0).unwrap().concurrency(), 5);
+    for bad in [0.0, -1.0, 1.5, f64::NAN] {
+        assert_eq!(
+            space.masked(bad).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
+    }
+    let count = AtomicUsize::new(0);
+    space
+        .masked(0.4)
+        .unwrap()
+        .run_on_all(&|_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+    assert_eq!(count.load(Ordering::Relaxed), 2);
+}
+
+#[test]
+fn instances_are_disjoint_and_each_dispatches_on_its_own() {
+    let space = pool(6);
+    let requests = [
+        InstanceRequest {
+            threads: 2,
+            numa_count: 0,
+            cores_per_numa: 0,
+        },
+        InstanceRequest {
+            threads: 3,
+            numa_count: 0,
+            cores_per_numa: 0,
+        },
+    ];
+    let ranks: Mutex<Vec<(usize, Vec<usize>)>> = Mutex::new(Vec::new());
+    space
+        .run_instances(&requests, &|index, sub| {
+            assert!(sub.is_control_thread());
+            let seen = Mutex::new(Vec::new());
+            for _ in 0..50 {
+                sub.run_on_all(&|_| seen.lock().unwrap().push(pool_rank().unwrap()))
+                    .unwrap();
+            }
+            let mut seen: Vec<usize> = seen.into_inner().unwrap();
+            seen.sort_unstable();
+            seen.dedup();
+            ranks.lock().unwrap().push((index, seen));
+        })
+        .unwrap();
+    let ranks = ranks.into_inner().unwrap();
+    assert_eq!(ranks.len(), 2);
+    let mut all = HashSet::new();
+    for (index, seen) in &ranks {
+        assert_eq!(seen.len(), requests[*index].threads);
+        for r in seen {
+            assert!(all.insert(*r), "pool rank {r} in two instances");
+        }
+    }
+    let e = space
+        .run_instances(
+            &[InstanceRequest {
+                threads: 7,
+                numa_count: 0,
+                cores_per_numa: 0,
+            }],
+            &|_, _| panic!("must not run"),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn team_collectives_agree_across_members() {
+    let space = pool(4);
+    let team = Team::new(4, 64).unwrap();
+    let add = |d: &mut [u8], s: &[u8]| {
+        let a = i64::from_ne_bytes(d.try_into().unwrap());
+        let b = i64::from_ne_bytes(s.try_into().unwrap());
+        d.copy_from_slice(&(a + b).to_ne_bytes());
+    };
+    let failures = AtomicUsize::new(0);
+    space
+        .run_on_all(&|w| {
+            let m = team.member(w.rank, 0, 1);
+            let (scratch, bytes) = m.scratch();
+            assert!(bytes >= 64);
+            for iter in 0..1000i64 {
+                // Shared-memory check: each member writes its slot, the barrier publishes it.
+                unsafe { *(scratch as *mut i64).add(m.rank()) = iter * 10 + m.rank() as i64 };
+                m.barrier();
+                for r in 0..4 {
+                    let v = unsafe { *(scratch as *const i64).add(r) };
+                    if v != iter * 10 + r as i64 {
+                        failures.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                m.barrier();
+                let mut v = (m.rank() as i64 + iter).to_ne_bytes();
+                m.reduce(&mut v, &add).unwrap();
+                if i64::from_ne_bytes(v) != 6 + 4 * iter {
+                    failures.fetch_add(1, Ordering::Relaxed);
+                }
+                let mut s = (m.rank() as i64 + 1).to_ne_bytes();
+                let mut total = [0u8; 8];
+                m.scan(&mut s, &0i64.to_ne_bytes(), &add, false, Some(&mut total))
+                    .unwrap();
+                let r = m.rank() as i64;
+                if i64::from_ne_bytes(s) != r * (r + 1) / 2 || i64::from_ne_bytes(total) != 10 {
+                    failures.fetch_add(1, Ordering::Relaxed);
+                }
+                let mut b = if m.rank() == 3 {
+                    iter.to_ne_bytes()
+                } else {
+                    [0; 8]
+                };
+                m.broadcast(&mut b, 3).unwrap();
+                if i64::from_ne_bytes(b) != iter {
+                    failures.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+        .unwrap();
+    assert_eq!(failures.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn team_ranges_cover_the_range_once() {
+    let team = Team::new(3, 0).unwrap();
+    let mut covered = Vec::new();
+    for r in 0..3 {
+        covered.extend(team.member(r, 0, 1).team_range(-5, 12));
+    }
+    assert_eq!(covered, (-5..12).collect::<Vec<_>>());
+    assert!(team.member(1, 0, 1).team_range(4, 2).is_empty());
+}

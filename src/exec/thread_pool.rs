@@ -1,0 +1,148 @@
+//! The threads behind the Threads space: created once, optionally pinned one per core, idle in
+//! their mailboxes between dispatches (003 "an instance is an organized thread pool").
+//!
+//! Pool rank 0 is the thread that created the pool (the root instance's control thread); ranks
+//! 1.. are spawned here. A dispatch posts a job to each member's mailbox and runs rank 0 itself.
+
+use super::current;
+use super::job::Job;
+use super::mailbox::{Delivery, Mailbox};
+use crate::error::{Error, ErrorKind, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// How to build a pool.
+#[derive(Debug, Clone, Default)]
+pub struct PoolOptions {
+    /// Threads including the creating thread; at least 1.
+    pub threads: usize,
+    /// Hardware thread (OS CPU id) for each rank, or empty for no pinning. Rank 0 (the creating
+    /// thread) is pinned too, as Kokkos pins its master thread.
+    pub cpus: Vec<usize>,
+    /// NUMA domain of each rank; empty means all in domain 0.
+    pub numa: Vec<usize>,
+}
+
+pub(crate) struct ThreadPool {
+    shared: Arc<Shared>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) id: u64,
+    pub(crate) mailboxes: Box<[Mailbox]>,
+    pub(crate) cpus: Box<[Option<usize>]>,
+    pub(crate) numa: Box<[usize]>,
+}
+
+static NEXT_POOL_ID: AtomicU64 = AtomicU64::new(1);
+
+impl ThreadPool {
+    pub(crate) fn new(opts: &PoolOptions) -> Result<ThreadPool> {
+        let n = opts.threads;
+        if n == 0 {
+            return Err(Error::invalid_argument(
+                "a thread pool needs at least one thread (the calling thread)",
+            ));
+        }
+        if !opts.cpus.is_empty() && opts.cpus.len() != n {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                format!("{} CPUs given for {n} pool threads", opts.cpus.len()),
+            ));
+        }
+        let shared = Arc::new(Shared {
+            id: NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed),
+            mailboxes: (0..n).map(|_| Mailbox::new()).collect(),
+            cpus: (0..n).map(|r| opts.cpus.get(r).copied()).collect(),
+            numa: (0..n)
+                .map(|r| opts.numa.get(r).copied().unwrap_or(0))
+                .collect(),
+        });
+        if let Some(cpu) = shared.cpus[0] {
+            core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
+        }
+        current::enter_pool(shared.id, 0, shared.cpus[0]);
+        let mut workers = Vec::with_capacity(n - 1);
+        for rank in 1..n {
+            let s = Arc::clone(&shared);
+            let spawned = std::thread::Builder::new()
+                .name(format!("taskdag-{rank}"))
+                .spawn(move || worker_main(&s, rank));
+            match spawned {
+                Ok(h) => workers.push(h),
+                Err(e) => {
+                    let pool = ThreadPool {
+                        shared,
+                        workers: Mutex::new(workers),
+                    };
+                    drop(pool);
+                    return Err(Error::new(
+                        ErrorKind::OutOfMemory,
+                        format!("could not start pool thread {rank} of {n}: {e}"),
+                    ));
+                }
+            }
+        }
+        Ok(ThreadPool {
+            shared,
+            workers: Mutex::new(workers),
+        })
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(crate) fn size(&self) -> usize {
+        self.shared.mailboxes.len()
+    }
+
+    /// Runs `work(i)` for every `i` in `0..members.len()`: index 0 on the calling thread, index
+    /// `i` on pool rank `members[i]`. Blocks until all return; rethrows a panic.
+    pub(crate) fn dispatch(&self, members: &[usize], work: &(dyn Fn(usize) + Sync)) {
+        let job = Job::new(work, members.len() - 1);
+        let job_ref = job.as_ref();
+        for (i, &rank) in members.iter().enumerate().skip(1) {
+            self.shared.mailboxes[rank].post(job_ref, i);
+        }
+        job.run_rank(0);
+        job.wait();
+    }
+}
+
+impl Drop for ThreadPool {
+    fn drop(&mut self) {
+        for m in self.shared.mailboxes.iter().skip(1) {
+            m.post_shutdown();
+        }
+        let workers = std::mem::take(&mut *self.workers.lock().unwrap_or_else(|p| p.into_inner()));
+        let me = std::thread::current().id();
+        for h in workers {
+            // A pool dropped by one of its own threads cannot join itself; that thread exits
+            // when its job returns, because its shutdown is already posted.
+            if h.thread().id() != me {
+                let _ = h.join();
+            }
+        }
+        current::leave_pool(self.shared.id);
+    }
+}
+
+fn worker_main(shared: &Shared, rank: usize) {
+    let mailbox = &shared.mailboxes[rank];
+    mailbox.register_owner();
+    if let Some(cpu) = shared.cpus[rank] {
+        core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
+    }
+    current::enter_pool(shared.id, rank, shared.cpus[rank]);
+    loop {
+        match mailbox.wait() {
+            Delivery::Shutdown => return,
+            // SAFETY: the control thread keeps the job alive until every posted worker has run
+            // `execute` (job.rs), and each delivery is executed exactly once.
+            Delivery::Job(job, index) => unsafe { job.execute(index) },
+        }
+    }
+}
