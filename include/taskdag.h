@@ -151,6 +151,11 @@ typedef enum td_exec_kind {
 } td_exec_kind;
 
 /**
+ * A scheduling priority; `High` runs first.
+ */
+typedef struct Priority Priority;
+
+/**
  * A memory pool: a fixed span of memory handing out power-of-two blocks, safe to use from many
  * threads at once. Reference-counted: td_pool_retain / td_pool_release.
  */
@@ -161,6 +166,12 @@ typedef struct td_pool td_pool;
  * instance's control thread may dispatch to it.
  */
 typedef struct td_space td_space;
+
+/**
+ * A member of a thread team, passed to team callbacks. Not reference-counted: valid only for
+ * the duration of the callback, on the calling thread.
+ */
+typedef struct td_team td_team;
 
 /**
  * Arguments of td_initialize. Initialize with TD_INIT_ARGS_INIT, then set the fields you need.
@@ -288,6 +299,11 @@ typedef struct td_pool_stats {
 } td_pool_stats;
 
 /**
+ * A scheduling priority, one of TD_PRIORITY_*.
+ */
+typedef int32_t td_priority;
+
+/**
  * Host memory.
  */
 #define TD_SPACE_HOST 0
@@ -301,6 +317,23 @@ typedef struct td_pool_stats {
  * Page-locked host memory that the device can address (TD_ERROR_UNAVAILABLE without a GPU).
  */
 #define TD_SPACE_CUDA_HOST_PINNED 2
+
+/**
+ * Runs before Regular and Low work that is ready at the same time.
+ */
+#define TD_PRIORITY_HIGH 0
+
+/**
+ * The default priority.
+ */
+#define TD_PRIORITY_REGULAR 1
+
+/**
+ * Runs only when no High or Regular work is ready.
+ */
+#define TD_PRIORITY_LOW 2
+
+
 
 #ifdef __cplusplus
 extern "C" {
@@ -547,6 +580,36 @@ enum td_status td_space_concurrency(const struct td_space *space, size_t *out);
  * before td_initialize.
  */
 const char *td_status_string(int status);
+
+/**
+ * This member's rank in its team, 0 ≤ rank < size; -1 (and an error message) when `team` is
+ * NULL. Thread safety: the member's own thread, inside its callback.
+ */
+int64_t td_team_rank(const struct td_team *team);
+
+/**
+ * Members in this member's team; -1 when `team` is NULL.
+ */
+int64_t td_team_size(const struct td_team *team);
+
+/**
+ * The league entry this team is working on (team policy), or 0 in a team task; -1 when `team`
+ * is NULL.
+ */
+int64_t td_team_league_rank(const struct td_team *team);
+
+/**
+ * Entries in the league (team policy), or 1 in a team task; -1 when `team` is NULL.
+ */
+int64_t td_team_league_size(const struct td_team *team);
+
+/**
+ * Waits until every member of the team has called td_team_barrier; writes made before it by
+ * any member are visible to every member after it.
+ *
+ * Every member must call it, the same number of times. Returns TD_OK; TD_ERROR_NULL_ARGUMENT.
+ */
+enum td_status td_team_barrier(const struct td_team *team);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -9,6 +9,7 @@ pub mod error;
 pub mod exec;
 pub mod memory_space;
 pub mod pool;
+pub mod priority;
 pub mod runtime;
 mod sync;
 pub mod topology;

@@ -13,12 +13,16 @@ mod handle;
 mod library;
 mod memory_space;
 mod pool;
+mod priority;
 mod space;
 mod status;
+mod team;
 
 pub use error::{td_last_error, td_last_error_message};
 pub use library::*;
 pub use memory_space::{td_memory_space, TD_SPACE_CUDA, TD_SPACE_CUDA_HOST_PINNED, TD_SPACE_HOST};
 pub use pool::*;
+pub use priority::*;
 pub use space::*;
 pub use status::{td_status, td_status_string};
+pub use team::*;
