@@ -30,11 +30,6 @@
 #define TD_VERSION_PATCH 0
 
 /**
- * Bytes each member may contribute to one reduce, scan or broadcast.
- */
-#define TEAM_VALUE_BYTES 256
-
-/**
  * Default smallest block, 000 §2.5.4.
  */
 #define TD_POOL_DEFAULT_MIN_BLOCK_ALLOC_SIZE 64
@@ -200,6 +195,120 @@ typedef struct td_init_args {
 } td_init_args;
 
 /**
+ * Indices [begin, end) to run over. Initialize with TD_RANGE_POLICY_INIT, then set begin/end.
+ */
+typedef struct td_range_policy {
+  /**
+   * sizeof(td_range_policy) as the caller was compiled; set by TD_RANGE_POLICY_INIT.
+   */
+  size_t struct_size;
+  /**
+   * First index.
+   */
+  int64_t begin;
+  /**
+   * One past the last index; end >= begin.
+   */
+  int64_t end;
+  /**
+   * Indices per chunk; 0 = one contiguous block per thread (lowest overhead). With a chunk
+   * size, td_parallel_for hands out chunks dynamically for load balance; reductions assign
+   * chunks round-robin so their result stays deterministic; scans ignore it.
+   */
+  uint64_t chunk_size;
+  /**
+   * Fraction (0, 1] of the space's threads to use, rounded up (003 masks); 0 = all.
+   */
+  double mask;
+} td_range_policy;
+
+/**
+ * Body of td_parallel_for: handles indices [begin, end).
+ */
+typedef void (*td_range_fn)(int64_t begin, int64_t end, void *user);
+
+/**
+ * Body of td_parallel_reduce: folds the values of indices [begin, end) into `value` (of the
+ * reduction's type, private to the calling thread).
+ */
+typedef void (*td_reduce_fn)(int64_t begin, int64_t end, void *value, void *user);
+
+/**
+ * A built-in reduction operator, one of TD_REDUCE_*.
+ */
+typedef int32_t td_reduce_op;
+
+/**
+ * The element type of a built-in reduction, one of TD_SCALAR_*.
+ */
+typedef int32_t td_scalar_type;
+
+/**
+ * A custom reduction: values of `value_size` bytes, an identity and an associative join.
+ * Initialize with TD_REDUCER_INIT, then set every field.
+ */
+typedef struct td_reducer {
+  /**
+   * sizeof(td_reducer) as the caller was compiled; set by TD_REDUCER_INIT.
+   */
+  size_t struct_size;
+  /**
+   * Bytes in one value; at most 256 for team reductions.
+   */
+  size_t value_size;
+  /**
+   * Writes the identity into `value`. Required.
+   */
+  void (*init)(void *value, void *user);
+  /**
+   * Folds `src` into `dst`: dst = dst ⊕ src. Must be associative. Required.
+   */
+  void (*join)(void *dst, const void *src, void *user);
+  /**
+   * Passed to `init` and `join`.
+   */
+  void *user;
+} td_reducer;
+
+/**
+ * Body of td_parallel_scan: for each i in [begin, end), adds i's value to `update`; when
+ * `final_pass` is non-zero it also writes the result for i — before adding for an exclusive
+ * scan, after adding for an inclusive one. Called twice per range (004 two-pass scan).
+ */
+typedef void (*td_scan_fn)(int64_t begin, int64_t end, void *update, int final_pass, void *user);
+
+/**
+ * A league of teams. Initialize with TD_TEAM_POLICY_INIT, then set league_size.
+ */
+typedef struct td_team_policy {
+  /**
+   * sizeof(td_team_policy) as the caller was compiled; set by TD_TEAM_POLICY_INIT.
+   */
+  size_t struct_size;
+  /**
+   * League entries; each is run by one whole team.
+   */
+  int64_t league_size;
+  /**
+   * Threads per team, at most the space's concurrency; 0 = the hardware threads of a core.
+   */
+  int64_t team_size;
+  /**
+   * Bytes of team-shared scratch memory (td_team_scratch), 8-byte aligned.
+   */
+  size_t scratch_bytes;
+  /**
+   * Fraction (0, 1] of the space's threads to use, rounded up; 0 = all.
+   */
+  double mask;
+} td_team_policy;
+
+/**
+ * Body of td_parallel_team: runs on every member of a team for each league entry.
+ */
+typedef void (*td_team_fn)(const struct td_team *team, void *user);
+
+/**
  * A memory space, one of the TD_SPACE_* values.
  */
 typedef int32_t td_memory_space;
@@ -299,6 +408,36 @@ typedef struct td_pool_stats {
 } td_pool_stats;
 
 /**
+ * One sub-instance asked of td_space_run_instances (003 `InstanceRequest`). Initialize with
+ * TD_INSTANCE_REQUEST_INIT, then set num_threads.
+ */
+typedef struct td_instance_request {
+  /**
+   * sizeof(td_instance_request) as the caller was compiled; set by TD_INSTANCE_REQUEST_INIT.
+   */
+  size_t struct_size;
+  /**
+   * Threads in the sub-instance, at least 1.
+   */
+  size_t num_threads;
+  /**
+   * NUMA domains to spread the threads over; 0 = any.
+   */
+  size_t numa_count;
+  /**
+   * Threads per NUMA domain when numa_count > 0; 0 = an equal share.
+   */
+  size_t cores_per_numa;
+} td_instance_request;
+
+/**
+ * A sub-instance's control function: runs on the sub-instance's control thread with a handle
+ * to it (borrowed: valid until the function returns; retain it to keep the handle, but the
+ * instance can no longer dispatch once the function has returned) and the request's index.
+ */
+typedef void (*td_instance_fn)(struct td_space *instance, size_t index, void *user);
+
+/**
  * A scheduling priority, one of TD_PRIORITY_*.
  */
 typedef int32_t td_priority;
@@ -332,6 +471,46 @@ typedef int32_t td_priority;
  * Runs only when no High or Regular work is ready.
  */
 #define TD_PRIORITY_LOW 2
+
+/**
+ * Sum of the values.
+ */
+#define TD_REDUCE_SUM 0
+
+/**
+ * Smallest value (NaN ignored unless every value is NaN).
+ */
+#define TD_REDUCE_MIN 1
+
+/**
+ * Largest value (NaN ignored unless every value is NaN).
+ */
+#define TD_REDUCE_MAX 2
+
+/**
+ * Product of the values.
+ */
+#define TD_REDUCE_PROD 3
+
+/**
+ * int32_t (wrapping on overflow).
+ */
+#define TD_SCALAR_INT32 0
+
+/**
+ * int64_t (wrapping on overflow).
+ */
+#define TD_SCALAR_INT64 1
+
+/**
+ * float.
+ */
+#define TD_SCALAR_FLOAT 2
+
+/**
+ * double.
+ */
+#define TD_SCALAR_DOUBLE 3
 
 
 
@@ -422,6 +601,89 @@ enum td_status td_configuration_string(char **out);
  * Thread safety: any thread.
  */
 void td_string_free(char *s);
+
+/**
+ * Calls `body(b, e, user)` on disjoint ranges covering [policy->begin, policy->end), on the
+ * threads of `space`, and returns when every call has returned.
+ *
+ * Thread safety: only the space's control thread may call it (any thread for the Serial
+ * space); `body` runs concurrently on the space's threads.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_STRUCT_SIZE; TD_ERROR_INVALID_HANDLE;
+ * TD_ERROR_INVALID_ARGUMENT (end < begin, mask outside (0, 1]); TD_ERROR_WRONG_THREAD (not
+ * the control thread); TD_ERROR_BUSY (called from inside a dispatch on the same space).
+ */
+enum td_status td_parallel_for(const struct td_space *space,
+                               const struct td_range_policy *policy,
+                               td_range_fn body,
+                               void *user);
+
+/**
+ * Reduces over [policy->begin, policy->end) with a built-in operator: each thread's `value`
+ * starts at the operator's identity, `body` folds its indices into it, and the threads' values
+ * are joined in rank order into `*result` (a `type` value). For a given thread count the result
+ * is the same on every run, also for floating point (004).
+ *
+ * Thread safety and statuses as td_parallel_for, plus TD_ERROR_INVALID_ARGUMENT for an
+ * unknown `op` or `type`. `*result` is written only on success.
+ */
+enum td_status td_parallel_reduce(const struct td_space *space,
+                                  const struct td_range_policy *policy,
+                                  td_reduce_fn body,
+                                  void *user,
+                                  td_reduce_op op,
+                                  td_scalar_type type,
+                                  void *result);
+
+/**
+ * Like td_parallel_reduce with a custom reducer (value size, identity, join); `*result`
+ * receives `reducer->value_size` bytes. `init` and `join` run on the space's threads.
+ */
+enum td_status td_parallel_reduce_custom(const struct td_space *space,
+                                         const struct td_range_policy *policy,
+                                         td_reduce_fn body,
+                                         void *user,
+                                         const struct td_reducer *reducer,
+                                         void *result);
+
+/**
+ * Prefix scan over [policy->begin, policy->end) with a built-in operator, in two passes (see
+ * td_scan_fn); inclusive or exclusive is chosen by where `body` writes. `*total` (nullable)
+ * receives the join of all values.
+ *
+ * Thread safety and statuses as td_parallel_reduce.
+ */
+enum td_status td_parallel_scan(const struct td_space *space,
+                                const struct td_range_policy *policy,
+                                td_scan_fn body,
+                                void *user,
+                                td_reduce_op op,
+                                td_scalar_type type,
+                                void *total);
+
+/**
+ * Like td_parallel_scan with a custom reducer.
+ */
+enum td_status td_parallel_scan_custom(const struct td_space *space,
+                                       const struct td_range_policy *policy,
+                                       td_scan_fn body,
+                                       void *user,
+                                       const struct td_reducer *reducer,
+                                       void *total);
+
+/**
+ * Runs `body(team, user)` on every member of a team for each of `policy->league_size` league
+ * entries. Teams are consecutive threads of `space`; team t runs entries t, t + teams, …
+ * Members use the td_team_* functions (rank, barrier, reduce, scan, broadcast, scratch).
+ *
+ * Thread safety as td_parallel_for. Returns TD_OK; TD_ERROR_NULL_ARGUMENT;
+ * TD_ERROR_STRUCT_SIZE; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT (negative sizes,
+ * team larger than the space, mask outside (0, 1]); TD_ERROR_OUT_OF_MEMORY (scratch);
+ * TD_ERROR_WRONG_THREAD; TD_ERROR_BUSY.
+ */
+enum td_status td_parallel_team(const struct td_space *space,
+                                const struct td_team_policy *policy,
+                                td_team_fn body,
+                                void *user);
 
 /**
  * Creates a memory pool.
@@ -573,6 +835,76 @@ enum td_status td_space_kind(const struct td_space *space, enum td_exec_kind *ou
 enum td_status td_space_concurrency(const struct td_space *space, size_t *out);
 
 /**
+ * Partitions `space` into `count` disjoint sub-instances as `requests` ask and runs
+ * `control(instance, i, user)` for each on that sub-instance's control thread, which alone may
+ * dispatch to it; blocks until every control function has returned, then gives the threads back
+ * to `space` (003 `run_instances`). The calling thread controls the first sub-instance. Requests
+ * that cannot all be satisfied are rejected before anything runs.
+ *
+ * Thread safety: only the control thread of `space`. The control functions run concurrently.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_STRUCT_SIZE; TD_ERROR_INVALID_HANDLE;
+ * TD_ERROR_INVALID_ARGUMENT (no requests, a request of 0 threads, more threads or NUMA domains
+ * than the instance has — the message says which); TD_ERROR_UNAVAILABLE (Serial space);
+ * TD_ERROR_WRONG_THREAD; TD_ERROR_BUSY.
+ */
+enum td_status td_space_run_instances(const struct td_space *space,
+                                      const struct td_instance_request *requests,
+                                      size_t count,
+                                      td_instance_fn control,
+                                      void *user);
+
+/**
+ * Writes to `*out` a handle to the same instance restricted to its first ⌈fraction × threads⌉
+ * threads (003 masks); dispatches on it use only those threads.
+ *
+ * Ownership: `*out` receives a new reference; release it with td_space_release.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT
+ * (fraction outside (0, 1]).
+ */
+enum td_status td_space_mask(const struct td_space *space, double fraction, struct td_space **out);
+
+/**
+ * Threads of `space` at a depth of the hierarchy (003 `thread_pool_size(depth)`): depth 0 is
+ * the instance's threads, depth 1 the hardware threads per core, deeper levels 1.
+ *
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT
+ * (negative depth).
+ */
+enum td_status td_space_thread_pool_size(const struct td_space *space, int32_t depth, size_t *out);
+
+/**
+ * Waits for all work dispatched to `space` to finish. Dispatches on CPU spaces return only when
+ * their work is done, so this checks the handle and returns; it exists so code written for
+ * asynchronous spaces (CUDA) runs unchanged.
+ *
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_space_fence(const struct td_space *space);
+
+/**
+ * The calling thread's rank in the taskdag thread pool it belongs to (003
+ * `thread_pool_rank`), or -1 for a thread outside every pool.
+ */
+int64_t td_thread_pool_rank(void);
+
+/**
+ * The hardware thread (OS CPU id) the calling thread runs on: the one it is pinned to for
+ * pinned pool threads, else the one the OS reports now (003 `hardware_thread_id`).
+ */
+int64_t td_hardware_thread_id(void);
+
+/**
+ * Hardware threads available to this process (003 `max_hardware_threads`).
+ */
+size_t td_max_hardware_threads(void);
+
+/**
+ * 1 when called from inside a dispatched body (parallel_for, reduce, scan, team), else 0 (003
+ * `in_parallel`).
+ */
+int32_t td_in_parallel(void);
+
+/**
  * Returns the name of a status, e.g. "TD_ERROR_NULL_ARGUMENT", or "TD_UNKNOWN_STATUS" for a value
  * that is no td_status (any int is accepted).
  *
@@ -611,6 +943,88 @@ int64_t td_team_league_size(const struct td_team *team);
  */
 enum td_status td_team_barrier(const struct td_team *team);
 
+/**
+ * Team reduction with a built-in operator: every member passes its value in `*value` (a
+ * `type`) and every member gets the join of all members' values back in `*value`, joined in
+ * rank order (deterministic). Every member must call it.
+ *
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_ARGUMENT (unknown op or type).
+ */
+enum td_status td_team_reduce(const struct td_team *team,
+                              td_reduce_op op,
+                              td_scalar_type type,
+                              void *value);
+
+/**
+ * Like td_team_reduce with a custom reducer (value_size at most 256 bytes).
+ */
+enum td_status td_team_reduce_custom(const struct td_team *team,
+                                     const struct td_reducer *reducer,
+                                     void *value);
+
+/**
+ * Team prefix scan with a built-in operator over the members' values in rank order: member r
+ * gets v0 ⊕ … ⊕ v(r-1) (exclusive, identity for rank 0) or v0 ⊕ … ⊕ vr (inclusive) in
+ * `*value`; `*total` (nullable) receives the join of all values. Every member must call it.
+ *
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_ARGUMENT.
+ */
+enum td_status td_team_scan(const struct td_team *team,
+                            td_reduce_op op,
+                            td_scalar_type type,
+                            int inclusive,
+                            void *value,
+                            void *total);
+
+/**
+ * Copies `bytes` bytes at `value` of member `root` into `value` of every member. Every member
+ * must call it with the same `bytes` and `root`.
+ *
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_ARGUMENT (root outside the team,
+ * more than 256 bytes).
+ */
+enum td_status td_team_broadcast(const struct td_team *team,
+                                 void *value,
+                                 size_t bytes,
+                                 int64_t root);
+
+/**
+ * Returns the team's shared scratch memory (8-byte aligned, the policy's `scratch_bytes`
+ * long, zeroed when the dispatch starts and kept across the league entries a team runs) and
+ * writes its size to `*bytes` when `bytes` is not NULL. NULL when `team` is NULL or the policy
+ * asked for no scratch. The memory is shared: synchronize with td_team_barrier.
+ */
+void *td_team_scratch(const struct td_team *team, size_t *bytes);
+
+/**
+ * Team-level parallel loop: each member calls `body` on its own contiguous part of
+ * [begin, end) (parts in rank order). No barrier is implied; call td_team_barrier before using
+ * other members' results. Every member must call it.
+ *
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_ARGUMENT (end < begin).
+ */
+enum td_status td_team_parallel_for(const struct td_team *team,
+                                    int64_t begin,
+                                    int64_t end,
+                                    td_range_fn body,
+                                    void *user);
+
+/**
+ * Team-level reduction over [begin, end) with a built-in operator: each member folds its part
+ * into a value starting at the identity, then the members' values are joined (rank order) and
+ * every member receives the result in `*result`. Every member must call it.
+ *
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_ARGUMENT.
+ */
+enum td_status td_team_parallel_reduce(const struct td_team *team,
+                                       int64_t begin,
+                                       int64_t end,
+                                       td_reduce_fn body,
+                                       void *user,
+                                       td_reduce_op op,
+                                       td_scalar_type type,
+                                       void *result);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -623,3 +1037,11 @@ enum td_status td_team_barrier(const struct td_team *team);
 #define TD_POOL_ARGS_INIT { sizeof(td_pool_args), TD_SPACE_HOST, 0, 64, 4096, 0 }
 /** A td_pool_stats ready for td_pool_usage_statistics. */
 #define TD_POOL_STATS_INIT { sizeof(td_pool_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+/** An empty range on all threads, one block per thread; set begin and end. */
+#define TD_RANGE_POLICY_INIT { sizeof(td_range_policy), 0, 0, 0, 1.0 }
+/** An empty league with automatic team size and no scratch; set league_size. */
+#define TD_TEAM_POLICY_INIT { sizeof(td_team_policy), 0, 0, 0, 1.0 }
+/** A td_reducer with no callbacks; set value_size, init, join (and user). */
+#define TD_REDUCER_INIT { sizeof(td_reducer), 0, NULL, NULL, NULL }
+/** A request for a sub-instance on any NUMA domain; set num_threads. */
+#define TD_INSTANCE_REQUEST_INIT { sizeof(td_instance_request), 0, 0, 0 }

@@ -8,6 +8,7 @@ pub mod cuda;
 pub mod error;
 pub mod exec;
 pub mod memory_space;
+pub mod parallel;
 pub mod pool;
 pub mod priority;
 pub mod runtime;

@@ -47,6 +47,9 @@ struct ThreadsInstance {
     control: ThreadId,
     /// Set while a dispatch or a partition runs; shared by masked views of one instance.
     busy: Arc<AtomicBool>,
+    /// Set when the partition that made this sub-instance has ended: its threads are back in
+    /// the parent, so a handle kept past the control function must not dispatch to them.
+    retired: Arc<AtomicBool>,
 }
 
 impl Space {
@@ -79,6 +82,7 @@ impl Space {
                     active,
                     control,
                     busy: Arc::new(AtomicBool::new(false)),
+                    retired: Arc::new(AtomicBool::new(false)),
                 }),
             }),
         }
@@ -169,6 +173,7 @@ impl Space {
                     active,
                     control: t.control,
                     busy: Arc::clone(&t.busy),
+                    retired: Arc::clone(&t.retired),
                 }),
             }),
         })
@@ -224,6 +229,7 @@ impl Space {
             if let Some(i) = slots[slot].1 {
                 let members: Arc<[usize]> = parts[i].clone().into();
                 let sub = Space::instance(Arc::clone(pool), members, std::thread::current().id());
+                let _retire = RetireOnExit(&sub);
                 control(i, &sub);
             }
         };
@@ -238,6 +244,17 @@ impl std::fmt::Debug for Space {
             .field("kind", &self.kind())
             .field("pool_ranks", &self.pool_ranks())
             .finish()
+    }
+}
+
+/// Marks a sub-instance retired when its control function returns, also by panic.
+struct RetireOnExit<'a>(&'a Space);
+
+impl Drop for RetireOnExit<'_> {
+    fn drop(&mut self) {
+        if let Some(t) = &self.0.inner.threads {
+            t.retired.store(true, Ordering::Release);
+        }
     }
 }
 
@@ -261,6 +278,12 @@ impl ThreadsInstance {
                      dispatch to it"
                 ),
             ));
+        }
+        if self.retired.load(Ordering::Acquire) {
+            return Err(Error::invalid_argument(format!(
+                "{what}: this sub-instance ended when its run_instances control function \
+                 returned; its threads are back in the parent instance"
+            )));
         }
         if self.busy.swap(true, Ordering::Acquire) {
             return Err(Error::new(

@@ -152,6 +152,17 @@ fn instances_are_disjoint_and_each_dispatches_on_its_own() {
         .unwrap();
     let ranks = ranks.into_inner().unwrap();
     assert_eq!(ranks.len(), 2);
+    let kept = Mutex::new(None);
+    space
+        .run_instances(&requests[..1], &|_, sub| {
+            *kept.lock().unwrap() = Some(sub.clone());
+        })
+        .unwrap();
+    let kept = kept.into_inner().unwrap().unwrap();
+    assert_eq!(
+        kept.run_on_all(&|_| {}).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
     let mut all = HashSet::new();
     for (index, seen) in &ranks {
         assert_eq!(seen.len(), requests[*index].threads);

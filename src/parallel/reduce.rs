@@ -1,0 +1,57 @@
+//! `parallel_reduce` (004): each thread reduces its static share of the range into its own
+//! value, then the values are joined in rank order. The split depends only on the range, the
+//! chunk size and the thread count, so the result is the same on every run with the same thread
+//! count ("deterministic result", 004), also for floating point.
+
+use super::partials::Partials;
+use super::range::RangePolicy;
+use crate::error::{Error, Result};
+use crate::exec::Space;
+
+/// How to combine values of `value_size` bytes: `init` writes the identity, `join` folds the
+/// second value into the first.
+pub struct Reducer<'a> {
+    pub value_size: usize,
+    pub init: &'a (dyn Fn(&mut [u8]) + Sync),
+    pub join: &'a (dyn Fn(&mut [u8], &[u8]) + Sync),
+}
+
+/// Calls `body(b, e, value)` on disjoint ranges covering the policy's range, each thread with
+/// its own `value` (initialized by `reducer.init`), and writes the join of all values to
+/// `result`.
+pub fn parallel_reduce(
+    space: &Space,
+    policy: &RangePolicy,
+    reducer: &Reducer<'_>,
+    body: &(dyn Fn(i64, i64, &mut [u8]) + Sync),
+    result: &mut [u8],
+) -> Result<()> {
+    policy.validate("parallel_reduce")?;
+    check_value_size(reducer, result.len(), "parallel_reduce")?;
+    let space = space.masked(policy.mask)?;
+    let threads = space.concurrency();
+    let partials = Partials::new(threads, reducer.value_size)?;
+    space.run_on_all(&|w| {
+        // SAFETY: each rank takes only its own slot.
+        let value = unsafe { partials.slot(w.rank) };
+        (reducer.init)(value);
+        policy.for_static_share(w.rank, w.size, |r| body(r.start, r.end, value));
+    })?;
+    (reducer.init)(result);
+    for rank in 0..threads {
+        // SAFETY: the dispatch has finished; nothing else touches the slots.
+        (reducer.join)(result, unsafe { partials.slot(rank) });
+    }
+    Ok(())
+}
+
+pub(crate) fn check_value_size(reducer: &Reducer<'_>, result_len: usize, what: &str) -> Result<()> {
+    if reducer.value_size == 0 || reducer.value_size != result_len {
+        return Err(Error::invalid_argument(format!(
+            "{what}: the reducer's value size is {} bytes and the result has {result_len}; \
+             both must be the same, non-zero size",
+            reducer.value_size
+        )));
+    }
+    Ok(())
+}
