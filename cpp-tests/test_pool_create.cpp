@@ -46,13 +46,24 @@ TEST_CASE("td_pool_create rejects a td_pool_args struct_size that is too small o
 }
 
 TEST_CASE("td_pool_create rejects an unknown memory_space and lists the valid ones") {
-  for (td_memory_space space : {-1, 1, 7, 1000}) {
+  for (td_memory_space space : {-1, 3, 7, 1000}) {
     CAPTURE(space);
     td_pool_args args = pool_args(1 << 16);
     args.memory_space = space;
     td_pool* pool = untouched;
     CHECK_FAILS(td_pool_create(&args, &pool), TD_ERROR_INVALID_ARGUMENT, "memory_space",
                 std::to_string(space), "TD_SPACE_HOST");
+    CHECK(pool == untouched);
+  }
+}
+
+TEST_CASE("td_pool_create in a CUDA space without the CUDA back-end is unavailable") {
+  for (td_memory_space space : {TD_SPACE_CUDA, TD_SPACE_CUDA_HOST_PINNED}) {
+    CAPTURE(space);
+    td_pool_args args = pool_args(1 << 16);
+    args.memory_space = space;
+    td_pool* pool = untouched;
+    CHECK_FAILS(td_pool_create(&args, &pool), TD_ERROR_UNAVAILABLE, "TD_SPACE_HOST");
     CHECK(pool == untouched);
   }
 }
