@@ -4,31 +4,34 @@
 //!
 //! The job lives on the control thread's stack. Workers reach it through a raw pointer, so the
 //! control thread must not return while any worker may still dereference it:
-//! - each worker's last access to the job is its `remaining.fetch_sub`, except the worker that
-//!   brings `remaining` to zero, whose last access is the `released` store;
+//! - each worker's last access to the job is its decrement of `state`, except the worker that
+//!   brings the count to zero, whose last access is the `released` store;
 //! - the control thread returns only after it reads `released == true`.
 //!
-//! Waking a parked control thread uses the same Dekker handshake as the mailboxes: the control
-//! stores `control_sleeping` then loads `remaining`; the last worker decrements `remaining` then
-//! loads `control_sleeping` (all SeqCst). If the control saw a non-zero count, the decrement
-//! follows its store in the total order, so the last worker sees `control_sleeping` and unparks.
+//! Waking a parked control thread: `state` holds the count of running workers and a
+//! CONTROL_PARKED bit in one word. The control sets the bit with `fetch_or` before it parks and
+//! parks only if the count it replaced was non-zero; the last worker's `fetch_sub` sees the bit
+//! if the control set it first and then unparks it. Both are read-modify-writes of one word, so
+//! one of the two orders holds and the wake-up cannot be lost.
 
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::thread::{self, Thread};
+use crate::sync::{Backoff, Mutex};
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::thread::Thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+const CONTROL_PARKED: usize = 1 << (usize::BITS - 1);
 
 /// How long the control thread polls for completion before it parks.
 const SPIN_BEFORE_PARK: Duration = Duration::from_micros(50);
 
 pub(crate) struct Job<'a> {
     work: &'a (dyn Fn(usize) + Sync),
-    remaining: AtomicUsize,
+    /// Workers still running the job, plus CONTROL_PARKED.
+    state: AtomicUsize,
     released: AtomicBool,
     control: Thread,
-    control_sleeping: AtomicBool,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
@@ -58,12 +61,13 @@ impl JobRef {
     pub(crate) unsafe fn execute(self, rank: usize) {
         let job = &*self.0;
         job.run_rank(rank);
-        if job.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
-            if job.control_sleeping.load(Ordering::SeqCst) {
+        // AcqRel: the decrements form a release sequence that the last worker acquires, so its
+        // Release store below carries every worker's writes to the control thread.
+        let previous = job.state.fetch_sub(1, Ordering::AcqRel);
+        if previous & !CONTROL_PARKED == 1 {
+            if previous & CONTROL_PARKED != 0 {
                 job.control.unpark();
             }
-            // Release: the control thread's Acquire load sees every worker's writes (each
-            // worker's fetch_sub precedes this store in the modification order of `remaining`).
             job.released.store(true, Ordering::Release);
         }
     }
@@ -74,10 +78,9 @@ impl<'a> Job<'a> {
     pub(crate) fn new(work: &'a (dyn Fn(usize) + Sync), workers: usize) -> Job<'a> {
         Job {
             work,
-            remaining: AtomicUsize::new(workers),
+            state: AtomicUsize::new(workers),
             released: AtomicBool::new(workers == 0),
-            control: std::thread::current(),
-            control_sleeping: AtomicBool::new(false),
+            control: thread::current(),
             panic: Mutex::new(None),
         }
     }
@@ -96,21 +99,20 @@ impl<'a> Job<'a> {
 
     /// Blocks until every worker has finished with the job; rethrows the first panic.
     pub(crate) fn wait(&self) {
-        let start = Instant::now();
-        let mut polls: u32 = 0;
+        let mut backoff = Backoff::new(SPIN_BEFORE_PARK);
         // Acquire: see the workers' writes (pairs with the Release store in `execute`).
         while !self.released.load(Ordering::Acquire) {
-            polls = polls.wrapping_add(1);
-            if polls % 64 != 0 || start.elapsed() < SPIN_BEFORE_PARK {
-                std::hint::spin_loop();
+            if backoff.keep_polling() {
                 continue;
             }
-            self.control_sleeping.store(true, Ordering::SeqCst);
-            if self.remaining.load(Ordering::SeqCst) != 0 {
-                std::thread::park();
+            // Relaxed: only the order of this RMW against the workers' decrements matters (the
+            // module comment); data comes through `released`.
+            let previous = self.state.fetch_or(CONTROL_PARKED, Ordering::Relaxed);
+            if previous & !CONTROL_PARKED != 0 {
+                thread::park();
             } else {
                 // The last worker is between its decrement and its `released` store.
-                std::thread::yield_now();
+                thread::yield_now();
             }
         }
         let panic = self.panic.lock().unwrap_or_else(|e| e.into_inner()).take();

@@ -1,32 +1,42 @@
 //! A worker's mailbox: where a control thread posts a job for one worker, and the sleep/wake
 //! handshake that lets an idle worker park instead of spinning (003 `sleep`/`wake`).
 //!
-//! Correctness of the handshake (Dekker style, both sides SeqCst):
-//! - the poster stores the job, then loads `sleeping`;
-//! - the worker stores `sleeping = true`, then loads the job.
+//! One atomic word holds the whole state: EMPTY, SLEEPING (the owner is parked or about to
+//! park), SHUTDOWN, or the address of a posted job. Every transition is a read-modify-write of
+//! that word, so all of them are totally ordered and no argument about the ordering of two
+//! different locations is needed:
+//! - the poster swaps the job in; if the word it replaced was SLEEPING it unparks the owner;
+//! - the owner goes to sleep only by a CAS from EMPTY to SLEEPING, so it cannot sleep on a job
+//!   that is already there, and a job posted after the CAS finds SLEEPING and wakes it;
+//! - `Thread::unpark` leaves a token when the owner has not parked yet, and the owner re-checks
+//!   the word after every return from `park`, so neither an early unpark nor a spurious wake-up
+//!   loses a job.
 //!
-//! In the single total order of SeqCst operations one of the two stores comes first, so at least
-//! one side sees the other's store: either the worker sees the job and does not park, or the
-//! poster sees `sleeping` and unparks it. `Thread::unpark` leaves a token when the worker has not
-//! parked yet, so an unpark that wins the race against `park` is not lost.
+//! Only the owner clears the word, and only the instance's control thread posts, after the
+//! previous job has completed, so a post never overwrites an untaken job.
 
 use super::job::JobRef;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
-use std::sync::OnceLock;
-use std::thread::Thread;
-use std::time::{Duration, Instant};
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::thread::{self, Thread};
+use crate::sync::{Backoff, Mutex};
+use std::time::Duration;
 
 /// How long an idle worker polls its mailbox before it parks. Back-to-back dispatches (the
 /// common case in a time-step loop) then find workers awake; an idle pool stops burning cores
 /// after this long.
 const SPIN_BEFORE_PARK: Duration = Duration::from_micros(100);
 
+const EMPTY: usize = 0;
+const SLEEPING: usize = 1;
+const SHUTDOWN: usize = 2;
+// Job addresses are aligned to at least 8 bytes, so they never collide with the values above.
+
 pub(crate) struct Mailbox {
-    job: AtomicPtr<()>,
-    /// The worker's rank in the instance the job was dispatched on; written before `job`.
+    state: AtomicUsize,
+    /// The worker's rank in the instance the job was dispatched on; written before the job.
     rank: AtomicUsize,
-    sleeping: AtomicBool,
-    thread: OnceLock<Thread>,
+    /// The owner, set once before it first waits; read only to wake it.
+    thread: Mutex<Option<Thread>>,
 }
 
 /// What a worker finds in its mailbox.
@@ -35,40 +45,39 @@ pub(crate) enum Delivery {
     Shutdown,
 }
 
-/// A job pointer that no real job has: asks the worker to exit.
-const SHUTDOWN: *mut () = 1 as *mut ();
-
 impl Mailbox {
     pub(crate) fn new() -> Mailbox {
         Mailbox {
-            job: AtomicPtr::new(std::ptr::null_mut()),
+            state: AtomicUsize::new(EMPTY),
             rank: AtomicUsize::new(0),
-            sleeping: AtomicBool::new(false),
-            thread: OnceLock::new(),
+            thread: Mutex::new(None),
         }
     }
 
     /// Called once by the worker thread that owns this mailbox, before it waits.
     pub(crate) fn register_owner(&self) {
-        let _ = self.thread.set(std::thread::current());
+        *self.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread::current());
     }
 
-    /// Posts `job` for the owner, to run as `rank`. The caller guarantees the mailbox is empty:
-    /// only the instance's control thread posts, and it waits for every job to finish first.
+    /// Posts `job` for the owner, to run as `rank`.
     pub(crate) fn post(&self, job: JobRef, rank: usize) {
-        // Relaxed: published by the SeqCst store of `job` below, read after the owner's load.
+        // Relaxed: published by the Release half of the swap in `deliver`.
         self.rank.store(rank, Ordering::Relaxed);
-        self.deliver(job.as_ptr());
+        self.deliver(job.as_ptr() as usize);
     }
 
     pub(crate) fn post_shutdown(&self) {
         self.deliver(SHUTDOWN);
     }
 
-    fn deliver(&self, ptr: *mut ()) {
-        self.job.store(ptr, Ordering::SeqCst);
-        if self.sleeping.load(Ordering::SeqCst) {
-            if let Some(t) = self.thread.get() {
+    fn deliver(&self, word: usize) {
+        // AcqRel: Release publishes the job and rank to the owner's Acquire; Acquire orders the
+        // read of `thread` below after the owner's registration (which precedes its CAS).
+        let previous = self.state.swap(word, Ordering::AcqRel);
+        debug_assert!(previous == EMPTY || previous == SLEEPING);
+        if previous == SLEEPING {
+            let owner = self.thread.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(t) = owner.as_ref() {
                 t.unpark();
             }
         }
@@ -76,36 +85,38 @@ impl Mailbox {
 
     /// Blocks the owner until something is posted: polls, then parks.
     pub(crate) fn wait(&self) -> Delivery {
-        let start = Instant::now();
-        let mut polls: u32 = 0;
+        let mut backoff = Backoff::new(SPIN_BEFORE_PARK);
         loop {
-            if let Some(d) = self.take() {
-                return d;
+            // Acquire: see the job and rank the poster wrote before its swap.
+            let word = self.state.load(Ordering::Acquire);
+            if word > SLEEPING {
+                return self.take(word);
             }
-            polls = polls.wrapping_add(1);
-            if polls % 64 != 0 || start.elapsed() < SPIN_BEFORE_PARK {
-                std::hint::spin_loop();
+            if backoff.keep_polling() {
                 continue;
             }
-            self.sleeping.store(true, Ordering::SeqCst);
-            if self.job.load(Ordering::SeqCst).is_null() {
-                std::thread::park();
+            if self
+                .state
+                .compare_exchange(EMPTY, SLEEPING, Ordering::Acquire, Ordering::Acquire)
+                .is_err()
+            {
+                continue; // a job arrived
             }
-            self.sleeping.store(false, Ordering::Relaxed);
+            while self.state.load(Ordering::Acquire) == SLEEPING {
+                thread::park();
+            }
         }
     }
 
-    fn take(&self) -> Option<Delivery> {
-        if self.job.load(Ordering::Relaxed).is_null() {
-            return None;
+    fn take(&self, word: usize) -> Delivery {
+        // Relaxed: the Acquire load that found `word` already synchronized with the poster; the
+        // owner is the only thread that changes a posted word.
+        self.state.store(EMPTY, Ordering::Relaxed);
+        if word == SHUTDOWN {
+            return Delivery::Shutdown;
         }
-        // Acquire: pairs with the poster's store so the job's contents and `rank` are visible.
-        let ptr = self.job.swap(std::ptr::null_mut(), Ordering::Acquire);
-        if ptr == SHUTDOWN {
-            return Some(Delivery::Shutdown);
-        }
-        // SAFETY: non-null pointers other than SHUTDOWN come from `post`, which takes a JobRef.
-        let job = unsafe { JobRef::from_ptr(ptr) };
-        Some(Delivery::Job(job, self.rank.load(Ordering::Relaxed)))
+        // SAFETY: words above SHUTDOWN come from `post`, which takes a JobRef.
+        let job = unsafe { JobRef::from_ptr(word as *mut ()) };
+        Delivery::Job(job, self.rank.load(Ordering::Relaxed))
     }
 }

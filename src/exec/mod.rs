@@ -21,5 +21,7 @@ pub use space::{Space, SpaceKind, Worker};
 pub use team::{JoinFn, Team, TeamMember, TEAM_VALUE_BYTES};
 pub use thread_pool::PoolOptions;
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod loom_tests;
+#[cfg(all(test, not(loom)))]
 mod tests;

@@ -247,3 +247,22 @@ fn team_ranges_cover_the_range_once() {
     assert_eq!(covered, (-5..12).collect::<Vec<_>>());
     assert!(team.member(1, 0, 1).team_range(4, 2).is_empty());
 }
+
+#[test]
+fn many_dispatches_on_many_threads_lose_no_worker() {
+    // More threads than this machine has cores, so workers are preempted mid-handshake.
+    let space = pool(8);
+    let count = AtomicUsize::new(0);
+    for i in 0..3000 {
+        if i % 500 == 0 {
+            // Let the workers park, so wake-ups are exercised as well as polling.
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        space
+            .run_on_all(&|_| {
+                count.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+    }
+    assert_eq!(count.load(Ordering::Relaxed), 8 * 3000);
+}
