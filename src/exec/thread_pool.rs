@@ -102,6 +102,11 @@ impl ThreadPool {
     /// Runs `work(i)` for every `i` in `0..members.len()`: index 0 on the calling thread, index
     /// `i` on pool rank `members[i]`. Blocks until all return; rethrows a panic.
     pub(crate) fn dispatch(&self, members: &[usize], work: &(dyn Fn(usize) + Sync)) {
+        if members.len() == 1 {
+            // Nobody to hand work to: skip the job and its completion handshake.
+            work(0);
+            return;
+        }
         let job = Job::new(work, members.len() - 1);
         let job_ref = job.as_ref();
         for (i, &rank) in members.iter().enumerate().skip(1) {
