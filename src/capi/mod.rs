@@ -8,6 +8,7 @@
 #![allow(non_camel_case_types, clippy::missing_safety_doc)]
 
 mod boundary;
+mod cuda;
 mod error;
 mod handle;
 mod library;
@@ -15,6 +16,7 @@ mod memory_space;
 mod pool;
 mod status;
 
+pub use cuda::*;
 pub use error::{td_last_error, td_last_error_message};
 pub use library::*;
 pub use memory_space::{td_memory_space, TD_SPACE_HOST};
