@@ -19,8 +19,7 @@ extern "C" __global__ void td_test_pool_stress(td_dev_pool pool, unsigned rounds
         const unsigned long long mark = (thread << 20) | ((unsigned long long)blockIdx.x << 8) | round;
         if (block) {
             atomicAdd(report + ALLOCATED, 1ull);
-            if ((uintptr_t)block % size != 0 && (uintptr_t)block % 64 != 0)
-                atomicAdd(report + MISALIGNED, 1ull);
+            if ((uintptr_t)block % size != 0) atomicAdd(report + MISALIGNED, 1ull);
             for (size_t i = 0; i < size / 8; ++i) block[i] = mark + i;
         } else {
             atomicAdd(report + FAILED, 1ull);

@@ -20,5 +20,6 @@ pub use cuda::*;
 pub use error::{td_last_error, td_last_error_message};
 pub use library::*;
 pub use memory_space::{td_memory_space, TD_SPACE_HOST};
+pub use memory_space::{TD_SPACE_CUDA, TD_SPACE_CUDA_HOST_PINNED};
 pub use pool::*;
 pub use status::{td_status, td_status_string};

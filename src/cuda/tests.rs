@@ -263,7 +263,12 @@ fn device_out_of_memory_is_reported_not_aborted() {
     let e = DeviceBuffer::new(1 << 50).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::OutOfMemory);
     assert!(e.message().contains("MiB free"), "{}", e.message());
-    let e = DevicePool::new(&PoolConfig::with_total(1 << 50)).unwrap_err();
+    let e = DevicePool::new(&PoolConfig {
+        min_total_alloc_size: 1 << 50,
+        min_superblock_size: 1 << 20,
+        ..PoolConfig::default()
+    })
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::OutOfMemory, "{}", e.message());
 }
 
