@@ -35,8 +35,8 @@ for line in sys.stdin:
                -gencode arch=compute_90,code=sm_90 -Ltarget/release -ltaskdag)
   "$nvcc" "${flags[@]}" c-examples/cuda_pool.cu -o "$dir/bin/cuda_pool_example"
   "$nvcc" "${flags[@]}" bench/cuda_pool/cuda_pool.cu -o "$dir/bin/bench_cuda_pool_taskdag"
-  "$nvcc" "${flags[@]}" -DBENCH_MIN_BLOCKS=4 bench/cuda_pool/cuda_pool.cu \
-    -o "$dir/bin/bench_cuda_pool_taskdag_4blocks"
+  "$nvcc" "${flags[@]}" -DBENCH_MIN_BLOCKS=8 bench/cuda_pool/cuda_pool.cu \
+    -o "$dir/bin/bench_cuda_pool_taskdag_8blocks"
   "$nvcc" "${flags[@]}" -DBENCH_IMPL_MALLOC bench/cuda_pool/cuda_pool.cu \
     -o "$dir/bin/bench_cuda_pool_cuda_malloc"
   "$nvcc" "${flags[@]}" bench/cuda_pool/cuda_memcpy.cu -o "$dir/bin/bench_cuda_memcpy"
@@ -81,7 +81,7 @@ run() {
   local pool="$dir/bin/bench_cuda_pool"
   for size in 64 1024; do
     bench "pool_taskdag_$size" "${pool}_taskdag" --size "$size" --pairs 64 --reps 5
-    bench "pool_taskdag_4blocks_$size" "${pool}_taskdag_4blocks" --size "$size" --pairs 64 --reps 5
+    bench "pool_taskdag_8blocks_$size" "${pool}_taskdag_8blocks" --size "$size" --pairs 64 --reps 5
     bench "pool_malloc_$size" "${pool}_cuda_malloc" --size "$size" --pairs 4 --reps 3
   done
   bench copy_taskdag "$dir/bin/cuda_copy_bandwidth" --mib 256 --reps 7

@@ -211,8 +211,11 @@ pub unsafe fn copy_bytes(dst: u64, src: u64, bytes: usize) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
-    Gpu::get()?;
+    let gpu = Gpu::get()?;
     sys::cuMemcpy(dst, src, bytes)
         .result()
-        .map_err(|e| driver_error(&format!("copying {bytes} bytes"), e))
+        .map_err(|e| driver_error(&format!("copying {bytes} bytes"), e))?;
+    // cuMemcpy returns before a device-to-device copy is done (measured: 256 MiB "copied" in
+    // 7 us); waiting makes every direction complete on return.
+    gpu.synchronize()
 }
