@@ -93,8 +93,9 @@ for path in sorted(results.glob("*.jsonl")):
     lines = [json.loads(l) for l in path.read_text().splitlines() if l.startswith("{")]
     meas = [l for l in lines if l.get("type") == "measurement" and not l.get("warmup")]
     if "mpairs_per_s" in (meas[0] if meas else {}):
-        med = statistics.median(m["mpairs_per_s"] for m in meas)
-        print(f"{path.stem}\tBENCH\t{med * 1e6:.3e} pairs/s (median of {len(meas)})")
+        rates = [m["mpairs_per_s"] * 1e6 for m in meas]
+        print(f"{path.stem}\tBENCH\t{statistics.median(rates):.3e} pairs/s (median of "
+              f"{len(rates)}, {min(rates):.3e}-{max(rates):.3e})")
     for m in meas:
         if "gb_per_s" in m:
             print(f"{path.stem}:{m['impl']}:{m['case']}\tBENCH\t{m['gb_per_s']:.2f} GB/s")
