@@ -44,4 +44,8 @@ if ! found "$nvcc_path"; then
     exit 1
   fi
 fi
+# nvcc links against $TOP/lib64 (nvcc.profile), where the wheels have lib/; without the link,
+# linking CUDA programs (CMake's compiler check, the example, the benchmark) fails.
+toolkit="$(dirname "$(dirname "$nvcc_path")")"
+[ -e "$toolkit/lib64" ] || ln -s lib "$toolkit/lib64"
 realpath "$nvcc_path"

@@ -29,7 +29,15 @@ impl PoolObject {
         match space {
             MemorySpace::Host => Ok(PoolObject::Host(MemoryPool::new(config)?)),
             #[cfg(feature = "cuda")]
-            MemorySpace::Cuda => Ok(PoolObject::Cuda(crate::cuda::DevicePool::new(config)?)),
+            MemorySpace::Cuda => crate::cuda::DevicePool::new(config)
+                .map(PoolObject::Cuda)
+                .map_err(|e| {
+                    let mut e = CError::from(e);
+                    if e.status == td_status::TD_ERROR_UNAVAILABLE {
+                        e.message += "; TD_SPACE_CUDA pools need a GPU: use TD_SPACE_HOST here";
+                    }
+                    e
+                }),
             #[cfg(not(feature = "cuda"))]
             MemorySpace::Cuda => Err(CError::new(
                 td_status::TD_ERROR_UNAVAILABLE,
