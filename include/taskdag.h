@@ -30,6 +30,47 @@
 #define TD_VERSION_PATCH 0
 
 /**
+ * Index of the count of failed allocations (exact) in a device pool's usage counters.
+ */
+#define TD_DEV_POOL_USAGE_FAILED_ALLOCATIONS 0
+
+/**
+ * Index of the net bytes flushed from the lane counters, two's complement.
+ */
+#define TD_DEV_POOL_USAGE_TOTAL 16
+
+/**
+ * Index of the high-water mark: the largest flushed total seen.
+ */
+#define TD_DEV_POOL_USAGE_HIGH_WATER 32
+
+/**
+ * Index of the first lane counter; lane counter `i` is `USAGE_STRIDE * i` words further.
+ */
+#define TD_DEV_POOL_USAGE_LANES_START 48
+
+/**
+ * Words between lane counters.
+ */
+#define TD_DEV_POOL_USAGE_STRIDE 16
+
+/**
+ * Number of lane counters (a power of two); warps share them by lane index modulo this.
+ */
+#define TD_DEV_POOL_USAGE_LANES 256
+
+/**
+ * Length of the usage counter array in words.
+ */
+#define TD_DEV_POOL_USAGE_WORDS (TD_DEV_POOL_USAGE_LANES_START + (TD_DEV_POOL_USAGE_LANES * TD_DEV_POOL_USAGE_STRIDE))
+
+/**
+ * Lanes of a device pool: more than the warps an H100 runs at once (132 SMs x 64), so that
+ * every resident warp of a full grid has hints of its own (`cuda/pool.cuh`, "Lanes").
+ */
+#define TD_DEV_POOL_LANES 16384
+
+/**
  * Default smallest block, 000 §2.5.4.
  */
 #define TD_POOL_DEFAULT_MIN_BLOCK_ALLOC_SIZE 64
@@ -326,7 +367,8 @@ typedef struct td_pool_args {
    */
   size_t struct_size;
   /**
-   * Where the pool's memory lives: TD_SPACE_HOST.
+   * Where the pool's memory lives: TD_SPACE_HOST (allocate from host threads) or TD_SPACE_CUDA
+   * (allocate from kernels, see td_pool_device_handle).
    */
   td_memory_space memory_space;
   /**
@@ -406,6 +448,84 @@ typedef struct td_pool_stats {
    */
   uint64_t failed_allocations;
 } td_pool_stats;
+
+/**
+ * Geometry of a memory pool. `#[repr(C)]` and integers only: shared with device code.
+ */
+typedef struct td_pool_layout {
+  /**
+   * lg2 of the smallest block size, `N_min`.
+   */
+  uint32_t min_block_lg2;
+  /**
+   * lg2 of the largest block size, `N_max`.
+   */
+  uint32_t max_block_lg2;
+  /**
+   * lg2 of the superblock size, `M`.
+   */
+  uint32_t superblock_lg2;
+  /**
+   * Number of superblocks in the span.
+   */
+  uint32_t superblock_count;
+  /**
+   * Words of claim bitset per superblock: `max(1, 2^(M - N_min) / 64)`.
+   */
+  uint32_t bitset_words;
+  /**
+   * Words of state per superblock: header plus bitset, rounded up to whole 64-byte lines.
+   */
+  uint32_t superblock_stride;
+  /**
+   * Number of block sizes, `N_max - N_min + 1`.
+   */
+  uint32_t size_classes;
+  /**
+   * Number of lanes with their own hints.
+   */
+  uint32_t lanes;
+  /**
+   * Hints per lane: `size_classes` rounded up to whole 64-byte lines.
+   */
+  uint32_t hint_stride;
+  /**
+   * Superblocks a lane searches first: `max(1, superblock_count / lanes)`.
+   */
+  uint32_t lane_window;
+} td_pool_layout;
+
+/**
+ * A device pool as kernels see it: its geometry and the device addresses of its span, state,
+ * hints and usage counters. Plain data: copy it into kernel arguments; it stays valid while the
+ * pool exists.
+ */
+typedef struct td_dev_pool {
+  /**
+   * The pool's geometry (src/pool/layout.rs).
+   */
+  struct td_pool_layout layout;
+  /**
+   * A lane's usage counter is flushed into the total beyond this many bytes.
+   */
+  uint64_t flush_threshold;
+  /**
+   * Device address of the first byte of the span; every block lies in the span.
+   */
+  void *span;
+  /**
+   * The superblock state words: header and claim bitset per superblock.
+   */
+  uint64_t *superblocks;
+  /**
+   * One hint per (lane, block size).
+   */
+  uint32_t *hints;
+  /**
+   * The usage counters (TD_DEV_POOL_USAGE_*).
+   */
+  uint64_t *usage;
+} td_dev_pool;
 
 /**
  * One sub-instance asked of td_space_run_instances (003 `InstanceRequest`). Initialize with
@@ -517,6 +637,24 @@ typedef int32_t td_priority;
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Returns 1 if TD_SPACE_CUDA can be used: the library was built with CUDA support, an NVIDIA
+ * driver is installed and it reports at least one device; 0 otherwise (td_configuration_string
+ * says which part is missing). Whether the kernels of the library itself were built is a
+ * separate matter: operations that need them report TD_ERROR_UNAVAILABLE.
+ *
+ * Thread safety: any thread, any time, also before td_initialize.
+ */
+int td_cuda_available(void);
+
+/**
+ * Writes to `*out` the number of CUDA devices the driver reports: 0 without a driver or device.
+ *
+ * Thread safety: any thread, any time, also before td_initialize.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT.
+ */
+enum td_status td_cuda_device_count(int *out);
 
 /**
  * Returns a human-readable description of the last failure on the calling thread: which function
@@ -692,9 +830,15 @@ enum td_status td_parallel_team(const struct td_space *space,
  * td_pool_release. On failure `*out` is not written.
  * Thread safety: any thread, after td_initialize.
  *
+ * A TD_SPACE_CUDA pool keeps its span and state in the memory of the runtime's GPU; kernels
+ * allocate from it (td_pool_device_handle), the host reads its statistics, resets and releases
+ * it.
+ *
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args` or `out` NULL); TD_ERROR_STRUCT_SIZE;
  * TD_ERROR_INVALID_ARGUMENT (unknown memory space, sizes violating the inequality above, the
- * message names which); TD_ERROR_OUT_OF_MEMORY; TD_ERROR_NOT_INITIALIZED.
+ * message names which); TD_ERROR_OUT_OF_MEMORY (host or device); TD_ERROR_UNAVAILABLE
+ * (TD_SPACE_CUDA without a usable GPU: the message says whether the driver or a device is
+ * missing; TD_SPACE_CUDA_HOST_PINNED); TD_ERROR_NOT_INITIALIZED.
  */
 enum td_status td_pool_create(const struct td_pool_args *args, struct td_pool **out);
 
@@ -722,7 +866,7 @@ enum td_status td_pool_release(struct td_pool *pool);
  * Returns the block, or NULL: without an error for `size` 0 (as the report specifies), and
  * otherwise with td_last_error() set to TD_ERROR_POOL_EXHAUSTED (no free block; counted in
  * `failed_allocations`), TD_ERROR_INVALID_ARGUMENT (`size` above the max block size,
- * `attempt_limit` < 1), TD_ERROR_NULL_ARGUMENT or TD_ERROR_INVALID_HANDLE.
+ * `attempt_limit` < 1, a TD_SPACE_CUDA pool), TD_ERROR_NULL_ARGUMENT or TD_ERROR_INVALID_HANDLE.
  *
  * Ownership: the block belongs to the caller until td_pool_deallocate; the pool must outlive it.
  * Thread safety: any number of threads concurrently; lock-free.
@@ -737,6 +881,9 @@ void *td_pool_allocate(struct td_pool *pool, size_t size, int attempt_limit);
  * TD_ERROR_INVALID_ARGUMENT and the pool is left unchanged. (A smaller size is accepted: the
  * pool may serve a small request from a larger block when no block of its own size is free,
  * 000 §2.5.3.)
+ *
+ * A device pointer passed for a host pool is reported as such (the driver is asked what the
+ * pointer is). TD_SPACE_CUDA pools free their blocks in kernels (td_dev_pool_deallocate).
  *
  * Thread safety: any number of threads concurrently; constant time, lock-free.
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`pool` or `ptr`); TD_ERROR_INVALID_HANDLE;
@@ -778,10 +925,38 @@ enum td_status td_pool_max_block_size(const struct td_pool *pool, size_t *out);
  * Fills `*out` with the pool's usage statistics. Set `out->struct_size` first
  * (TD_POOL_STATS_INIT); only that many bytes are written, so older callers keep working.
  *
+ * For a TD_SPACE_CUDA pool the statistics are counted from a copy of the device state taken
+ * after the GPU finished its queued work, so they are exact once the kernels that use the pool
+ * have completed.
+ *
  * Thread safety: any thread; exact only while no thread allocates or frees.
- * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_STRUCT_SIZE.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_STRUCT_SIZE;
+ * TD_ERROR_INTERNAL if the GPU reports an error (for example a kernel that faulted).
  */
 enum td_status td_pool_usage_statistics(const struct td_pool *pool, struct td_pool_stats *out);
+
+/**
+ * Fills `*out` with what device code needs to allocate from the TD_SPACE_CUDA pool `pool`: pass
+ * it by value to a kernel and call td_dev_pool_allocate / td_dev_pool_deallocate
+ * (taskdag_cuda.cuh) with its address.
+ *
+ * Ownership: `*out` holds device addresses owned by the pool; it is valid until the pool's last
+ * release. Thread safety: any thread.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT (a
+ * TD_SPACE_HOST pool).
+ */
+enum td_status td_pool_device_handle(const struct td_pool *pool, struct td_dev_pool *out);
+
+/**
+ * Frees every block of the TD_SPACE_CUDA pool `pool` at once and zeroes its statistics, as if
+ * it were new. Waits for the GPU's queued work first; no kernel may use the pool while this
+ * runs, and blocks allocated before it must not be used after it.
+ *
+ * Thread safety: any thread, while no other thread or kernel uses the pool.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT (a
+ * TD_SPACE_HOST pool); TD_ERROR_INTERNAL if the GPU reports an error.
+ */
+enum td_status td_pool_reset(struct td_pool *pool);
 
 /**
  * Returns a handle to the Serial space, which runs dispatches on the calling thread and may be

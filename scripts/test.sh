@@ -11,6 +11,15 @@ step() { printf '\n=== %s\n' "$*"; }
 step "dependencies"
 scripts/ensure-deps.sh
 
+step "nvcc for the CUDA kernels (installed into .venv-cuda/ once when missing)"
+# build.rs compiles cuda/*.cu with $NVCC; CMake builds the CUDA example and benchmark with $CUDACXX.
+if NVCC="$(scripts/ensure-nvcc.sh)"; then
+  export NVCC CUDACXX="$NVCC"
+  echo "nvcc: $NVCC"
+else
+  echo "no nvcc could be installed: the GPU kernels are not built (the build says so)"
+fi
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

@@ -137,6 +137,11 @@ pub fn threads_space() -> Result<Space> {
         .ok_or_else(|| not_initialized("td_space_threads"))
 }
 
+/// The CUDA device the runtime was initialized to use, if it names one.
+pub(crate) fn cuda_device_ordinal() -> Option<u32> {
+    lock().as_ref().and_then(|rt| rt.args.device_id)
+}
+
 /// Stops the runtime. Objects created while it ran stay valid until released; the root thread
 /// pool stops when the last handle to it is released.
 pub fn finalize() -> Result<()> {
@@ -206,28 +211,47 @@ pub fn configuration() -> Result<String> {
         count_or_all(rt.args.num_numa),
         count_or_all(rt.args.cores_per_numa)
     );
-    let _ = writeln!(s, "  memory spaces: host");
+    let _ = writeln!(
+        s,
+        "  memory spaces: host{}",
+        if rt.cuda.available() {
+            ", cuda, cuda host-pinned"
+        } else {
+            ""
+        }
+    );
     let _ = write!(s, "  cuda: ");
     match &rt.cuda {
-        CudaStatus::NotBuilt => s.push_str("not built (feature `cuda` off)\n"),
-        CudaStatus::NoDriver => s.push_str("no driver (libcuda.so.1 not found)\n"),
-        CudaStatus::DriverError(e) => {
-            let _ = writeln!(s, "driver error: {e}");
-        }
-        CudaStatus::Devices(devs) => {
+        CudaStatus::Devices(devs) if !devs.is_empty() => {
             let _ = writeln!(s, "{} device(s)", devs.len());
             for d in devs {
                 let _ = writeln!(
                     s,
-                    "    [{}] {}, {} MiB",
+                    "    [{}] {}, compute capability {}.{}, {} SMs, {} MiB",
                     d.ordinal,
                     d.name,
+                    d.compute_capability.0,
+                    d.compute_capability.1,
+                    d.multiprocessors,
                     d.total_memory_bytes >> 20
                 );
             }
         }
+        status => {
+            let _ = writeln!(s, "unavailable: {}", status.reason());
+        }
     }
+    let _ = writeln!(s, "  cuda kernels: {}", kernels_description());
     Ok(s)
+}
+
+/// Whether the library carries its GPU kernels, and which nvcc built them.
+fn kernels_description() -> String {
+    #[cfg(feature = "cuda")]
+    if let Some(version) = cuda::nvcc_version() {
+        return format!("built by nvcc {version} (sm_80, sm_90 SASS; compute_90 PTX)");
+    }
+    "not built (library built without nvcc)".to_string()
 }
 
 fn count_or_all(n: usize) -> String {

@@ -8,6 +8,7 @@
 #![allow(non_camel_case_types, clippy::missing_safety_doc)]
 
 mod boundary;
+mod cuda;
 mod error;
 mod handle;
 mod library;
@@ -20,6 +21,7 @@ mod space;
 mod status;
 mod team;
 
+pub use cuda::*;
 pub use error::{td_last_error, td_last_error_message};
 pub use library::*;
 pub use memory_space::{td_memory_space, TD_SPACE_CUDA, TD_SPACE_CUDA_HOST_PINNED, TD_SPACE_HOST};

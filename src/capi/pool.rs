@@ -5,11 +5,83 @@ use super::error::{CError, CResult};
 use super::handle::{self, Handle};
 use super::memory_space::{memory_space_arg, td_memory_space, TD_SPACE_HOST};
 use super::status::td_status;
+use crate::cuda::DevicePoolRef;
+use crate::error::Result;
 use crate::memory_space::MemorySpace;
-use crate::pool::{MemoryPool, PoolConfig, UsageStatistics};
+use crate::pool::{MemoryPool, PoolConfig, PoolLayout, UsageStatistics};
 use crate::runtime;
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
+
+/// The pool behind a `td_pool`: host memory, or device memory operated on by kernels.
+// One value per pool, behind the handle's Arc: its size does not matter, and boxing the host pool
+// would add a pointer chase to every host allocation.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub(crate) enum PoolObject {
+    Host(MemoryPool),
+    #[cfg(feature = "cuda")]
+    Cuda(crate::cuda::DevicePool),
+}
+
+impl PoolObject {
+    fn create(space: MemorySpace, config: &PoolConfig) -> CResult<PoolObject> {
+        match space {
+            MemorySpace::Host => Ok(PoolObject::Host(MemoryPool::new(config)?)),
+            #[cfg(feature = "cuda")]
+            MemorySpace::Cuda => crate::cuda::DevicePool::new(config)
+                .map(PoolObject::Cuda)
+                .map_err(|e| {
+                    let mut e = CError::from(e);
+                    if e.status == td_status::TD_ERROR_UNAVAILABLE {
+                        e.message += "; TD_SPACE_CUDA pools need a GPU: use TD_SPACE_HOST here";
+                    }
+                    e
+                }),
+            #[cfg(not(feature = "cuda"))]
+            MemorySpace::Cuda => Err(CError::new(
+                td_status::TD_ERROR_UNAVAILABLE,
+                "td_pool_create: this library was built without the `cuda` feature, so it has no \
+                 TD_SPACE_CUDA pools; rebuild with it, or use TD_SPACE_HOST",
+            )),
+            MemorySpace::CudaHostPinned => Err(CError::new(
+                td_status::TD_ERROR_UNAVAILABLE,
+                "td_pool_create: pools in cuda host-pinned memory are not supported; use \
+                 TD_SPACE_HOST (host code) or TD_SPACE_CUDA (device code)",
+            )),
+        }
+    }
+
+    fn layout(&self) -> &PoolLayout {
+        match self {
+            PoolObject::Host(pool) => pool.layout(),
+            #[cfg(feature = "cuda")]
+            PoolObject::Cuda(pool) => pool.layout(),
+        }
+    }
+
+    fn usage_statistics(&self) -> Result<UsageStatistics> {
+        match self {
+            PoolObject::Host(pool) => Ok(pool.usage_statistics()),
+            #[cfg(feature = "cuda")]
+            PoolObject::Cuda(pool) => pool.usage_statistics(),
+        }
+    }
+
+    /// The host pool, or an error for `function` saying that device pools are used from kernels.
+    fn host(&self, function: &str) -> CResult<&MemoryPool> {
+        match self {
+            PoolObject::Host(pool) => Ok(pool),
+            #[cfg(feature = "cuda")]
+            PoolObject::Cuda(_) => Err(CError::invalid(format!(
+                "argument `pool` is a TD_SPACE_CUDA pool, whose blocks live in device memory and \
+                 are allocated and freed by kernels; {function} serves TD_SPACE_HOST pools: pass \
+                 td_pool_device_handle's result to a kernel and call td_dev_pool_allocate / \
+                 td_dev_pool_deallocate there (taskdag_cuda.cuh)"
+            ))),
+        }
+    }
+}
 
 /// A memory pool: a fixed span of memory handing out power-of-two blocks, safe to use from many
 /// threads at once. Reference-counted: td_pool_retain / td_pool_release.
@@ -18,7 +90,7 @@ pub struct td_pool {
 }
 
 unsafe impl Handle for td_pool {
-    type Object = MemoryPool;
+    type Object = PoolObject;
     const NAME: &'static str = "td_pool";
     const TAG: u64 = 0x7464_5f70_6f6f_6c21; // "td_pool!"
 }
@@ -33,7 +105,8 @@ unsafe impl Handle for td_pool {
 pub struct td_pool_args {
     /// sizeof(td_pool_args) as the caller was compiled; set by TD_POOL_ARGS_INIT.
     pub struct_size: usize,
-    /// Where the pool's memory lives: TD_SPACE_HOST.
+    /// Where the pool's memory lives: TD_SPACE_HOST (allocate from host threads) or TD_SPACE_CUDA
+    /// (allocate from kernels, see td_pool_device_handle).
     pub memory_space: td_memory_space,
     /// Bytes available for allocations at least; rounded up to whole superblocks. Required.
     pub min_total_alloc_size: usize,
@@ -131,9 +204,15 @@ impl From<UsageStatistics> for td_pool_stats {
 /// td_pool_release. On failure `*out` is not written.
 /// Thread safety: any thread, after td_initialize.
 ///
+/// A TD_SPACE_CUDA pool keeps its span and state in the memory of the runtime's GPU; kernels
+/// allocate from it (td_pool_device_handle), the host reads its statistics, resets and releases
+/// it.
+///
 /// Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args` or `out` NULL); TD_ERROR_STRUCT_SIZE;
 /// TD_ERROR_INVALID_ARGUMENT (unknown memory space, sizes violating the inequality above, the
-/// message names which); TD_ERROR_OUT_OF_MEMORY; TD_ERROR_NOT_INITIALIZED.
+/// message names which); TD_ERROR_OUT_OF_MEMORY (host or device); TD_ERROR_UNAVAILABLE
+/// (TD_SPACE_CUDA without a usable GPU: the message says whether the driver or a device is
+/// missing; TD_SPACE_CUDA_HOST_PINNED); TD_ERROR_NOT_INITIALIZED.
 #[no_mangle]
 pub unsafe extern "C" fn td_pool_create(
     args: *const td_pool_args,
@@ -144,21 +223,15 @@ pub unsafe extern "C" fn td_pool_create(
         let out = Out::new(out, "out")?;
         runtime::require_initialized("td_pool_create")?;
         let space = memory_space_arg(args.memory_space, "args->memory_space")?;
-        if space != MemorySpace::Host {
-            return Err(CError::new(
-                td_status::TD_ERROR_UNAVAILABLE,
-                format!(
-                    "td_pool_create: pools in the {space} memory space come with the CUDA \
-                     back-end, which this build does not provide; use TD_SPACE_HOST"
-                ),
-            ));
-        }
-        let pool = MemoryPool::new(&PoolConfig {
-            min_total_alloc_size: args.min_total_alloc_size,
-            min_block_alloc_size: args.min_block_alloc_size,
-            max_block_alloc_size: args.max_block_alloc_size,
-            min_superblock_size: args.min_superblock_size,
-        })?;
+        let pool = PoolObject::create(
+            space,
+            &PoolConfig {
+                min_total_alloc_size: args.min_total_alloc_size,
+                min_block_alloc_size: args.min_block_alloc_size,
+                max_block_alloc_size: args.max_block_alloc_size,
+                min_superblock_size: args.min_superblock_size,
+            },
+        )?;
         out.write(handle::new_handle(Arc::new(pool)));
         Ok(())
     })
@@ -189,7 +262,7 @@ pub unsafe extern "C" fn td_pool_release(pool: *mut td_pool) -> td_status {
 /// Returns the block, or NULL: without an error for `size` 0 (as the report specifies), and
 /// otherwise with td_last_error() set to TD_ERROR_POOL_EXHAUSTED (no free block; counted in
 /// `failed_allocations`), TD_ERROR_INVALID_ARGUMENT (`size` above the max block size,
-/// `attempt_limit` < 1), TD_ERROR_NULL_ARGUMENT or TD_ERROR_INVALID_HANDLE.
+/// `attempt_limit` < 1, a TD_SPACE_CUDA pool), TD_ERROR_NULL_ARGUMENT or TD_ERROR_INVALID_HANDLE.
 ///
 /// Ownership: the block belongs to the caller until td_pool_deallocate; the pool must outlive it.
 /// Thread safety: any number of threads concurrently; lock-free.
@@ -200,7 +273,7 @@ pub unsafe extern "C" fn td_pool_allocate(
     attempt_limit: c_int,
 ) -> *mut c_void {
     call_or("td_pool_allocate", || {
-        let pool = handle::object(pool, "pool")?;
+        let pool = handle::object(pool, "pool")?.host("td_pool_allocate")?;
         let attempts = attempt_count(attempt_limit)?;
         match pool.allocate(size, attempts) {
             Ok(block) => Ok(block.as_ptr() as *mut c_void),
@@ -233,6 +306,9 @@ fn attempt_count(attempt_limit: c_int) -> CResult<u32> {
 /// pool may serve a small request from a larger block when no block of its own size is free,
 /// 000 §2.5.3.)
 ///
+/// A device pointer passed for a host pool is reported as such (the driver is asked what the
+/// pointer is). TD_SPACE_CUDA pools free their blocks in kernels (td_dev_pool_deallocate).
+///
 /// Thread safety: any number of threads concurrently; constant time, lock-free.
 /// Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`pool` or `ptr`); TD_ERROR_INVALID_HANDLE;
 /// TD_ERROR_INVALID_ARGUMENT.
@@ -243,12 +319,30 @@ pub unsafe extern "C" fn td_pool_deallocate(
     size: usize,
 ) -> td_status {
     call("td_pool_deallocate", || {
-        let pool = handle::object(pool, "pool")?;
+        let pool = handle::object(pool, "pool")?.host("td_pool_deallocate")?;
         if ptr.is_null() {
             return Err(super::boundary::null_argument("ptr"));
         }
-        Ok(pool.deallocate(ptr as *mut u8, size)?)
+        pool.deallocate(ptr as *mut u8, size)
+            .map_err(|e| explain_foreign_pointer(pool, ptr, e.into()))
     })
+}
+
+/// Adds to a rejected host-pool pointer that it is GPU memory, when the driver says so.
+fn explain_foreign_pointer(pool: &MemoryPool, ptr: *mut c_void, e: CError) -> CError {
+    #[cfg(feature = "cuda")]
+    if !pool.contains(ptr as *const u8)
+        && crate::cuda::pointer_kind(ptr as u64) == crate::cuda::PointerKind::Device
+    {
+        return CError::invalid(format!(
+            "{}. The pointer is device memory (CUDA), but this pool is a TD_SPACE_HOST pool: its \
+             blocks are host memory; free device blocks in a kernel with td_dev_pool_deallocate",
+            e.message
+        ));
+    }
+    #[cfg(not(feature = "cuda"))]
+    let _ = (pool, ptr);
+    e
 }
 
 /// Writes to `*out` the block size an allocation of `size` bytes takes: the smallest power of
@@ -263,18 +357,16 @@ pub unsafe extern "C" fn td_pool_allocate_block_size(
     out: *mut usize,
 ) -> td_status {
     call("td_pool_allocate_block_size", || {
-        let pool = handle::object(pool, "pool")?;
+        let layout = handle::object(pool, "pool")?.layout();
         let out = Out::new(out, "out")?;
-        match pool.allocate_block_size(size) {
-            0 => Err(CError::invalid(format!(
+        if size > layout.max_block_size() {
+            return Err(CError::invalid(format!(
                 "argument `size` is {size}, above this pool's max block size {}",
-                pool.max_block_size()
-            ))),
-            block => {
-                out.write(block);
-                Ok(())
-            }
+                layout.max_block_size()
+            )));
         }
+        out.write(1 << layout.block_lg2_for(size.max(1)));
+        Ok(())
     })
 }
 
@@ -283,11 +375,11 @@ unsafe fn pool_query(
     function: &'static str,
     pool: *const td_pool,
     out: *mut usize,
-    query: fn(&MemoryPool) -> usize,
+    query: fn(&PoolLayout) -> usize,
 ) -> td_status {
     call(function, || {
-        let pool = handle::object(pool, "pool")?;
-        Out::new(out, "out")?.write(query(pool));
+        let layout = handle::object(pool, "pool")?.layout();
+        Out::new(out, "out")?.write(query(layout));
         Ok(())
     })
 }
@@ -297,7 +389,7 @@ unsafe fn pool_query(
 /// Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
 #[no_mangle]
 pub unsafe extern "C" fn td_pool_capacity(pool: *const td_pool, out: *mut usize) -> td_status {
-    pool_query("td_pool_capacity", pool, out, MemoryPool::capacity)
+    pool_query("td_pool_capacity", pool, out, PoolLayout::capacity)
 }
 
 /// Writes to `*out` the smallest block size (>= min_block_alloc_size).
@@ -312,7 +404,7 @@ pub unsafe extern "C" fn td_pool_min_block_size(
         "td_pool_min_block_size",
         pool,
         out,
-        MemoryPool::min_block_size,
+        PoolLayout::min_block_size,
     )
 }
 
@@ -328,15 +420,20 @@ pub unsafe extern "C" fn td_pool_max_block_size(
         "td_pool_max_block_size",
         pool,
         out,
-        MemoryPool::max_block_size,
+        PoolLayout::max_block_size,
     )
 }
 
 /// Fills `*out` with the pool's usage statistics. Set `out->struct_size` first
 /// (TD_POOL_STATS_INIT); only that many bytes are written, so older callers keep working.
 ///
+/// For a TD_SPACE_CUDA pool the statistics are counted from a copy of the device state taken
+/// after the GPU finished its queued work, so they are exact once the kernels that use the pool
+/// have completed.
+///
 /// Thread safety: any thread; exact only while no thread allocates or frees.
-/// Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_STRUCT_SIZE.
+/// Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_STRUCT_SIZE;
+/// TD_ERROR_INTERNAL if the GPU reports an error (for example a kernel that faulted).
 #[no_mangle]
 pub unsafe extern "C" fn td_pool_usage_statistics(
     pool: *const td_pool,
@@ -346,7 +443,7 @@ pub unsafe extern "C" fn td_pool_usage_statistics(
         let pool = handle::object(pool, "pool")?;
         // Validates the caller's struct_size the same way as an input struct.
         let caller: td_pool_stats = read_versioned(out, "out", false)?;
-        let stats = td_pool_stats::from(pool.usage_statistics());
+        let stats = td_pool_stats::from(pool.usage_statistics()?);
         std::ptr::copy_nonoverlapping(
             &stats as *const td_pool_stats as *const u8,
             out as *mut u8,
@@ -354,5 +451,54 @@ pub unsafe extern "C" fn td_pool_usage_statistics(
         );
         (*out).struct_size = caller.struct_size;
         Ok(())
+    })
+}
+
+/// Fills `*out` with what device code needs to allocate from the TD_SPACE_CUDA pool `pool`: pass
+/// it by value to a kernel and call td_dev_pool_allocate / td_dev_pool_deallocate
+/// (taskdag_cuda.cuh) with its address.
+///
+/// Ownership: `*out` holds device addresses owned by the pool; it is valid until the pool's last
+/// release. Thread safety: any thread.
+/// Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT (a
+/// TD_SPACE_HOST pool).
+#[no_mangle]
+pub unsafe extern "C" fn td_pool_device_handle(
+    pool: *const td_pool,
+    out: *mut DevicePoolRef,
+) -> td_status {
+    call("td_pool_device_handle", || {
+        let pool = handle::object(pool, "pool")?;
+        let out = Out::new(out, "out")?;
+        match pool {
+            #[cfg(feature = "cuda")]
+            PoolObject::Cuda(pool) => {
+                out.write(pool.device_ref());
+                Ok(())
+            }
+            PoolObject::Host(_) => Err(CError::invalid(
+                "argument `pool` is a TD_SPACE_HOST pool, which host threads use directly \
+                 (td_pool_allocate); create the pool with TD_SPACE_CUDA for use in kernels",
+            )),
+        }
+    })
+}
+
+/// Frees every block of the TD_SPACE_CUDA pool `pool` at once and zeroes its statistics, as if
+/// it were new. Waits for the GPU's queued work first; no kernel may use the pool while this
+/// runs, and blocks allocated before it must not be used after it.
+///
+/// Thread safety: any thread, while no other thread or kernel uses the pool.
+/// Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT (a
+/// TD_SPACE_HOST pool); TD_ERROR_INTERNAL if the GPU reports an error.
+#[no_mangle]
+pub unsafe extern "C" fn td_pool_reset(pool: *mut td_pool) -> td_status {
+    call("td_pool_reset", || match handle::object(pool, "pool")? {
+        #[cfg(feature = "cuda")]
+        PoolObject::Cuda(pool) => Ok(pool.reset()?),
+        PoolObject::Host(_) => Err(CError::invalid(
+            "argument `pool` is a TD_SPACE_HOST pool; td_pool_reset applies to TD_SPACE_CUDA \
+             pools (free host blocks with td_pool_deallocate, or release the pool)",
+        )),
     })
 }

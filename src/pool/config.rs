@@ -1,5 +1,6 @@
 //! Construction parameters of a pool (000 §2.5.4, §3.1) and their validation into a layout.
 
+use super::lane::LANES;
 use super::layout::PoolLayout;
 use crate::error::{Error, Result};
 use std::fmt;
@@ -34,8 +35,15 @@ impl PoolConfig {
         }
     }
 
-    /// Checks the parameters and computes the pool's geometry.
+    /// Checks the parameters and computes the pool's geometry, for a host pool.
     pub fn layout(&self) -> Result<PoolLayout> {
+        self.layout_with_lanes(LANES as u32)
+    }
+
+    /// `layout` with `lanes` sets of hints (a power of two): device pools serve thousands of
+    /// warps at once and spread them over more lanes than a host pool has threads.
+    pub fn layout_with_lanes(&self, lanes: u32) -> Result<PoolLayout> {
+        debug_assert!(lanes.is_power_of_two());
         if self.min_total_alloc_size == 0 {
             return Err(Error::invalid_argument(
                 "memory pool: min_total_alloc_size is 0; give the number of bytes the pool must \
@@ -90,6 +98,7 @@ impl PoolConfig {
             max_block.value.trailing_zeros(),
             superblock_lg2,
             count,
+            lanes,
         )
     }
 }

@@ -11,7 +11,6 @@
 //! `lane * hint_stride + (block_lg2 - min_block_lg2)`; `hint_stride` is a whole number of lines,
 //! so lanes do not false-share their hints.
 
-use super::lane::LANES;
 use crate::error::{Error, Result};
 
 const WORD_BITS_LG2: u32 = 6;
@@ -20,9 +19,9 @@ const HINTS_PER_LINE: u32 = 16;
 /// Most superblocks a lane scans in its own window before the pool-wide search.
 const MAX_LANE_WINDOW: u32 = 8;
 
-/// Superblocks between the starts of neighbouring lanes' windows: a 64th of the pool.
-fn lane_spacing(superblock_count: u32) -> u32 {
-    (superblock_count / LANES as u32).max(1)
+/// Superblocks between the starts of neighbouring lanes' windows: a `lanes`-th of the pool.
+fn lane_spacing(superblock_count: u32, lanes: u32) -> u32 {
+    (superblock_count / lanes).max(1)
 }
 
 /// Geometry of a memory pool. `#[repr(C)]` and integers only: shared with device code.
@@ -53,12 +52,14 @@ pub struct PoolLayout {
 
 impl PoolLayout {
     /// The geometry for validated power-of-two sizes (`config.rs` checks
-    /// `min_block_lg2 <= max_block_lg2 <= superblock_lg2` and a count of at least 1).
+    /// `min_block_lg2 <= max_block_lg2 <= superblock_lg2` and a count of at least 1), with
+    /// `lanes` sets of hints: `LANES` for host pools; device pools have more, one per few warps.
     pub(crate) fn new(
         min_block_lg2: u32,
         max_block_lg2: u32,
         superblock_lg2: u32,
         superblock_count: u32,
+        lanes: u32,
     ) -> Result<PoolLayout> {
         let blocks_lg2 = superblock_lg2 - min_block_lg2;
         // A larger bitset (over 16 GiB of state per superblock) is certainly a configuration
@@ -80,11 +81,11 @@ impl PoolLayout {
             bitset_words,
             superblock_stride: (1 + bitset_words).next_multiple_of(WORDS_PER_LINE),
             size_classes,
-            lanes: LANES as u32,
+            lanes,
             hint_stride: size_classes.next_multiple_of(HINTS_PER_LINE),
             // Capped: the window is rescanned whenever a lane's hint fails, so a window of
             // hundreds of superblocks (large pools) cost more than the contention it avoids.
-            lane_window: lane_spacing(superblock_count).min(MAX_LANE_WINDOW),
+            lane_window: lane_spacing(superblock_count, lanes).min(MAX_LANE_WINDOW),
         })
     }
 
@@ -170,9 +171,9 @@ impl PoolLayout {
     /// First superblock of the window that `lane` searches first for a block size: lanes' windows
     /// start a 64th of the pool apart, shifted per size class like `size_class_start`.
     pub fn lane_window_start(&self, lane: usize, block_lg2: u32) -> usize {
-        // Windows are spaced a 64th of the pool apart, not packed: a lane that outgrows its
+        // Windows are spaced a `lanes`-th of the pool apart, not packed: a lane that outgrows its
         // window walks on (`claim_near`) through its own stretch before it meets the next lane.
-        let window = lane as u64 * u64::from(lane_spacing(self.superblock_count));
+        let window = lane as u64 * u64::from(lane_spacing(self.superblock_count, self.lanes));
         ((window + self.size_class_start(block_lg2) as u64) % u64::from(self.superblock_count))
             as usize
     }
@@ -186,9 +187,10 @@ impl PoolLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pool::LANES;
 
     fn layout(min: u32, max: u32, superblock: u32, count: u32) -> PoolLayout {
-        PoolLayout::new(min, max, superblock, count).unwrap()
+        PoolLayout::new(min, max, superblock, count, LANES as u32).unwrap()
     }
 
     #[test]
@@ -279,7 +281,7 @@ mod tests {
 
     #[test]
     fn oversized_bitset_is_rejected() {
-        let e = PoolLayout::new(0, 0, 40, 1).unwrap_err();
+        let e = PoolLayout::new(0, 0, 40, 1, LANES as u32).unwrap_err();
         assert_eq!(e.kind(), crate::error::ErrorKind::InvalidArgument);
         assert!(e.message().contains("too many to track"), "{}", e.message());
     }

@@ -6,7 +6,7 @@ use super::failure::AllocFailure;
 use super::lane::{self, Lane, LANES};
 use super::layout::PoolLayout;
 use super::state::{Claim, PoolState};
-use super::usage::{UsageCounters, UsageStatistics};
+use super::usage::{self, UsageCounters, UsageStatistics};
 use crate::cache_line::LineAligned;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -249,24 +249,8 @@ impl MemoryPool {
 
     /// A snapshot of the pool's use; see `UsageStatistics` for what is exact when.
     pub fn usage_statistics(&self) -> UsageStatistics {
-        let layout = &self.state.layout;
-        let census = self.state.census();
         let (high_water, failed) = self.usage.high_water_and_failures();
-        UsageStatistics {
-            capacity_bytes: layout.capacity() as u64,
-            superblock_bytes: layout.superblock_size() as u64,
-            min_block_bytes: layout.min_block_size() as u64,
-            max_block_bytes: layout.max_block_size() as u64,
-            capacity_superblocks: u64::from(layout.superblock_count),
-            consumed_superblocks: census.superblocks,
-            consumed_blocks: census.blocks,
-            consumed_bytes: census.bytes,
-            reserved_blocks: census.free_blocks,
-            reserved_bytes: census.free_bytes,
-            // The stored mark may overshoot by a few blocks (see `usage.rs`), never the span.
-            high_water_bytes: high_water.max(census.bytes).min(layout.capacity() as u64),
-            failed_allocations: failed,
-        }
+        usage::statistics(&self.state.layout, self.state.census(), high_water, failed)
     }
 }
 

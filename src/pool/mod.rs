@@ -34,3 +34,4 @@ pub use lane::{Lane, LANES};
 pub use layout::PoolLayout;
 pub use memory_pool::MemoryPool;
 pub use usage::UsageStatistics;
+pub(crate) use usage::{census_with, flush_threshold, statistics};

@@ -19,6 +19,7 @@
 
 use super::header;
 use super::lane::{Lane, LANES};
+use super::layout::PoolLayout;
 use super::state::{HintWords, PoolState, StateWords};
 use crate::cache_line::CachePadded;
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -63,30 +64,70 @@ pub(crate) struct Census {
 
 impl<S: StateWords, H: HintWords> PoolState<S, H> {
     pub(crate) fn census(&self) -> Census {
-        let layout = &self.layout;
-        let mut census = Census::default();
-        for superblock in 0..layout.superblock_count as usize {
-            // Relaxed: statistics; exact once the threads that allocated and freed have been
-            // joined or otherwise synchronized with the caller.
-            let Some(block_lg2) = header::block_lg2(self.header(superblock).load(Relaxed)) else {
-                continue;
-            };
-            let mask = layout.word_mask(block_lg2);
-            let words = &self.bitset(superblock)[..layout.words_used(block_lg2)];
-            // Relaxed: as above.
-            let blocks: u64 = words
-                .iter()
-                .map(|w| u64::from((w.load(Relaxed) & mask).count_ones()))
-                .sum();
-            let free = layout.blocks_per_superblock(block_lg2) - blocks;
-            census.superblocks += 1;
-            census.blocks += blocks;
-            census.bytes += blocks << block_lg2;
-            census.free_blocks += free;
-            census.free_bytes += free << block_lg2;
-        }
-        census
+        // Relaxed: statistics; exact once the threads that allocated and freed have been
+        // joined or otherwise synchronized with the caller.
+        census_with(&self.layout, |superblock, index| {
+            if index == 0 {
+                self.header(superblock).load(Relaxed)
+            } else {
+                self.bitset_word(superblock, index - 1).load(Relaxed)
+            }
+        })
     }
+}
+
+/// Exact use of the assigned superblocks, counted from their bitsets; `word(s, 0)` reads the
+/// header of superblock `s`, `word(s, 1 + i)` its bitset word `i`. Shared by host pools and
+/// device pools, whose state is copied to the host first.
+pub(crate) fn census_with(layout: &PoolLayout, word: impl Fn(usize, usize) -> u64) -> Census {
+    let mut census = Census::default();
+    for superblock in 0..layout.superblock_count as usize {
+        let Some(block_lg2) = header::block_lg2(word(superblock, 0)) else {
+            continue;
+        };
+        let mask = layout.word_mask(block_lg2);
+        let blocks: u64 = (0..layout.words_used(block_lg2))
+            .map(|i| u64::from((word(superblock, 1 + i) & mask).count_ones()))
+            .sum();
+        let free = layout.blocks_per_superblock(block_lg2) - blocks;
+        census.superblocks += 1;
+        census.blocks += blocks;
+        census.bytes += blocks << block_lg2;
+        census.free_blocks += free;
+        census.free_bytes += free << block_lg2;
+    }
+    census
+}
+
+/// The statistics of a pool with `layout`, from its census, its stored high-water mark and its
+/// failure count.
+pub(crate) fn statistics(
+    layout: &PoolLayout,
+    census: Census,
+    high_water: u64,
+    failed_allocations: u64,
+) -> UsageStatistics {
+    UsageStatistics {
+        capacity_bytes: layout.capacity() as u64,
+        superblock_bytes: layout.superblock_size() as u64,
+        min_block_bytes: layout.min_block_size() as u64,
+        max_block_bytes: layout.max_block_size() as u64,
+        capacity_superblocks: u64::from(layout.superblock_count),
+        consumed_superblocks: census.superblocks,
+        consumed_blocks: census.blocks,
+        consumed_bytes: census.bytes,
+        reserved_blocks: census.free_blocks,
+        reserved_bytes: census.free_bytes,
+        // The stored mark may overshoot by a few blocks (see the module comment), never the span.
+        high_water_bytes: high_water.max(census.bytes).min(layout.capacity() as u64),
+        failed_allocations,
+    }
+}
+
+/// A lane's count is flushed into the total beyond this many bytes (see the module comment).
+pub(crate) fn flush_threshold(max_block_bytes: u64, capacity_bytes: u64) -> u64 {
+    // Small pools flush sooner, so the mark stays within a few percent of their capacity.
+    (capacity_bytes / FLUSH_FRACTION).clamp(max_block_bytes, FLUSH_BLOCKS * max_block_bytes)
 }
 
 /// The counters behind the high-water mark and the failure count; see the module comment.
@@ -116,9 +157,7 @@ const FLUSH_FRACTION: u64 = 256;
 
 impl UsageCounters {
     pub(crate) fn new(max_block_bytes: u64, capacity_bytes: u64) -> UsageCounters {
-        // Small pools flush sooner, so the mark stays within a few percent of their capacity.
-        let flush_threshold = (capacity_bytes / FLUSH_FRACTION)
-            .clamp(max_block_bytes, FLUSH_BLOCKS * max_block_bytes);
+        let flush_threshold = flush_threshold(max_block_bytes, capacity_bytes);
         UsageCounters {
             lanes: std::array::from_fn(|_| CachePadded(AtomicU64::new(0))),
             total: CachePadded(AtomicU64::new(0)),

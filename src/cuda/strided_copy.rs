@@ -1,0 +1,318 @@
+//! Copies between two strided layouts of the same shape on the device (the permuting copy behind
+//! `deep_copy` between views of different layouts, 004): up to `MAX_RANK` dimensions, any element
+//! size, strides in elements, possibly negative.
+//!
+//! The host simplifies the shape before the launch: it drops dimensions of extent 1, orders the
+//! dimensions so that the destination's smallest stride is innermost (consecutive threads then
+//! write consecutive addresses), and merges dimensions that are contiguous in both layouts. A copy
+//! that ends up contiguous in both is a plain `cuMemcpy`. The kernel (`cuda/strided_copy.cu`)
+//! moves each element in the widest aligned unit (16, 8, 4, 2 or 1 bytes) that divides the
+//! element, both base addresses and every stride.
+
+use super::gpu::Gpu;
+use super::memory::{copy_bytes, DeviceBuffer};
+use crate::error::{Error, Result};
+use std::ffi::c_void;
+
+/// Most dimensions a strided copy takes.
+pub const MAX_RANK: usize = 8;
+
+/// The shape of a copy: `extents[d]` elements along dimension `d`, element `(i0, i1, ...)` at
+/// `sum(i_d * stride_d)` elements from each side's base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StridedCopy {
+    pub elem_bytes: usize,
+    pub extents: Vec<usize>,
+    pub src_strides: Vec<isize>,
+    pub dst_strides: Vec<isize>,
+}
+
+/// One dimension in bytes, after validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Dim {
+    extent: u64,
+    src: i64,
+    dst: i64,
+}
+
+/// Argument of `td_strided_copy`; `#[repr(C)]` as `td_strided_copy_desc` in the kernel.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct Desc {
+    dst: u64,
+    src: u64,
+    count: u64,
+    rank: u32,
+    /// Bytes moved per access: 16, 8, 4, 2 or 1.
+    unit: u32,
+    /// Units per element.
+    units: u32,
+    _pad: u32,
+    extents: [u64; MAX_RANK],
+    src_strides: [i64; MAX_RANK],
+    dst_strides: [i64; MAX_RANK],
+}
+
+/// Byte offsets `[lowest, highest + elem_bytes)` that one side of a copy touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteRange {
+    pub start: i64,
+    pub end: i64,
+}
+
+impl StridedCopy {
+    fn dims(&self) -> Result<Vec<Dim>> {
+        let rank = self.extents.len();
+        if rank > MAX_RANK || self.src_strides.len() != rank || self.dst_strides.len() != rank {
+            return Err(Error::invalid_argument(format!(
+                "strided copy: rank {rank} with {} source and {} destination strides; give one \
+                 stride per extent on each side, at most {MAX_RANK} dimensions",
+                self.src_strides.len(),
+                self.dst_strides.len()
+            )));
+        }
+        if self.elem_bytes == 0 {
+            return Err(Error::invalid_argument(
+                "strided copy: the element size is 0 bytes; give the element size in bytes",
+            ));
+        }
+        let overflow = || {
+            Error::invalid_argument(format!(
+                "strided copy: extents {:?} with strides {:?} / {:?} of {}-byte elements span \
+                 more bytes than an address holds",
+                self.extents, self.src_strides, self.dst_strides, self.elem_bytes
+            ))
+        };
+        let elem = i64::try_from(self.elem_bytes).map_err(|_| overflow())?;
+        (0..rank)
+            .map(|d| {
+                let bytes = |stride: isize| (stride as i64).checked_mul(elem).ok_or_else(overflow);
+                Ok(Dim {
+                    extent: self.extents[d] as u64,
+                    src: bytes(self.src_strides[d])?,
+                    dst: bytes(self.dst_strides[d])?,
+                })
+            })
+            .collect()
+    }
+
+    /// Number of elements copied.
+    pub fn count(&self) -> usize {
+        self.extents.iter().product()
+    }
+
+    /// The bytes each side touches, relative to its base: (source, destination). `None` for an
+    /// empty copy.
+    pub fn byte_ranges(&self) -> Result<Option<(ByteRange, ByteRange)>> {
+        let dims = self.dims()?;
+        if dims.iter().any(|d| d.extent == 0) {
+            return Ok(None);
+        }
+        let range = |stride: fn(&Dim) -> i64| -> Option<ByteRange> {
+            let (mut start, mut end) = (0i64, self.elem_bytes as i64);
+            for d in &dims {
+                let reach = stride(d).checked_mul(d.extent as i64 - 1)?;
+                if reach < 0 {
+                    start = start.checked_add(reach)?;
+                } else {
+                    end = end.checked_add(reach)?;
+                }
+            }
+            Some(ByteRange { start, end })
+        };
+        match (range(|d| d.src), range(|d| d.dst)) {
+            (Some(src), Some(dst)) => Ok(Some((src, dst))),
+            _ => Err(Error::invalid_argument(format!(
+                "strided copy: extents {:?} with strides {:?} / {:?} span more bytes than an \
+                 address holds",
+                self.extents, self.src_strides, self.dst_strides
+            ))),
+        }
+    }
+}
+
+/// The dimensions to launch over: extent-1 dimensions dropped, destination strides descending,
+/// dimensions contiguous on both sides merged.
+fn simplify(mut dims: Vec<Dim>) -> Vec<Dim> {
+    dims.retain(|d| d.extent != 1);
+    dims.sort_by_key(|d| std::cmp::Reverse(d.dst.unsigned_abs()));
+    let mut merged: Vec<Dim> = Vec::with_capacity(dims.len());
+    for d in dims {
+        match merged.last_mut() {
+            Some(outer)
+                if outer.src == d.src * d.extent as i64 && outer.dst == d.dst * d.extent as i64 =>
+            {
+                *outer = Dim {
+                    extent: outer.extent * d.extent,
+                    src: d.src,
+                    dst: d.dst,
+                };
+            }
+            _ => merged.push(d),
+        }
+    }
+    merged
+}
+
+/// Copies `shape` from `src` (at byte `src_offset`) to `dst` (at byte `dst_offset`), checking
+/// that both sides stay inside their buffers.
+pub fn copy_strided(
+    dst: &mut DeviceBuffer,
+    dst_offset: usize,
+    src: &DeviceBuffer,
+    src_offset: usize,
+    shape: &StridedCopy,
+) -> Result<()> {
+    let Some((src_range, dst_range)) = shape.byte_ranges()? else {
+        return Ok(());
+    };
+    let inside = |offset: usize, range: ByteRange, buffer: &DeviceBuffer, side: &str| {
+        let start = offset as i64 + range.start;
+        let end = offset as i64 + range.end;
+        if start >= 0 && end as u64 <= buffer.len() as u64 {
+            Ok(())
+        } else {
+            Err(Error::invalid_argument(format!(
+                "strided copy: the {side} spans bytes [{start}, {end}) of a {}-byte buffer; \
+                 check its offset, extents and strides",
+                buffer.len()
+            )))
+        }
+    };
+    inside(src_offset, src_range, src, "source")?;
+    inside(dst_offset, dst_range, dst, "destination")?;
+    // SAFETY: both sides were checked to lie inside their buffers, which are distinct (`&mut`).
+    unsafe {
+        copy_strided_raw(
+            dst.gpu(),
+            dst.address() + dst_offset as u64,
+            src.address() + src_offset as u64,
+            shape,
+        )
+    }
+}
+
+/// Copies `shape` from device-accessible address `src` to `dst` (device or pinned memory).
+///
+/// # Safety
+/// Every byte of `shape.byte_ranges()` must be readable at `src` and writable at `dst`, and the
+/// two sides must not overlap.
+pub unsafe fn copy_strided_raw(gpu: &Gpu, dst: u64, src: u64, shape: &StridedCopy) -> Result<()> {
+    let dims = shape.dims()?;
+    if dims.iter().any(|d| d.extent == 0) {
+        return Ok(());
+    }
+    let dims = simplify(dims);
+    let elem = shape.elem_bytes as i64;
+    let contiguous = match dims.as_slice() {
+        [] => Some(elem as usize),
+        [d] if d.src == elem && d.dst == elem => Some(d.extent as usize * elem as usize),
+        _ => None,
+    };
+    if let Some(bytes) = contiguous {
+        return copy_bytes(dst, src, bytes);
+    }
+    let unit = [16u64, 8, 4, 2, 1]
+        .into_iter()
+        .find(|&u| {
+            let fits = |v: i64| v.unsigned_abs() % u == 0;
+            fits(elem)
+                && dst % u == 0
+                && src % u == 0
+                && dims.iter().all(|d| fits(d.src) && fits(d.dst))
+        })
+        .expect("1 divides everything");
+    let mut desc = Desc {
+        dst,
+        src,
+        count: dims.iter().map(|d| d.extent).product(),
+        rank: dims.len() as u32,
+        unit: unit as u32,
+        units: (elem as u64 / unit) as u32,
+        ..Desc::default()
+    };
+    for (i, d) in dims.iter().enumerate() {
+        desc.extents[i] = d.extent;
+        desc.src_strides[i] = d.src;
+        desc.dst_strides[i] = d.dst;
+    }
+    let kernel = gpu.kernel("strided_copy", "td_strided_copy")?;
+    let block = 256u32;
+    let grid = desc
+        .count
+        .div_ceil(u64::from(block))
+        .min(u64::from(gpu.multiprocessors()) * 32) as u32;
+    let mut params = [&mut desc as *mut Desc as *mut c_void];
+    gpu.launch(kernel, grid.max(1), block, &mut params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dim(extent: u64, src: i64, dst: i64) -> Dim {
+        Dim { extent, src, dst }
+    }
+
+    #[test]
+    fn contiguous_layouts_merge_into_one_dimension() {
+        // 3 x 4 row-major on both sides, 8-byte elements.
+        let dims = simplify(vec![dim(3, 32, 32), dim(4, 8, 8)]);
+        assert_eq!(dims, vec![dim(12, 8, 8)]);
+    }
+
+    #[test]
+    fn transpose_orders_by_destination_stride_and_keeps_both_dimensions() {
+        // Source row-major 3 x 4, destination column-major.
+        let dims = simplify(vec![dim(3, 16, 4), dim(4, 4, 12)]);
+        assert_eq!(dims, vec![dim(4, 4, 12), dim(3, 16, 4)]);
+    }
+
+    #[test]
+    fn unit_extents_are_dropped() {
+        let dims = simplify(vec![dim(1, 100, 7), dim(5, 4, 4), dim(1, 3, 3)]);
+        assert_eq!(dims, vec![dim(5, 4, 4)]);
+    }
+
+    #[test]
+    fn byte_ranges_cover_negative_strides() {
+        let shape = StridedCopy {
+            elem_bytes: 4,
+            extents: vec![3, 2],
+            src_strides: vec![-2, 1],
+            dst_strides: vec![1, 3],
+        };
+        let (src, dst) = shape.byte_ranges().unwrap().unwrap();
+        assert_eq!(src, ByteRange { start: -16, end: 8 });
+        assert_eq!(dst, ByteRange { start: 0, end: 24 });
+    }
+
+    #[test]
+    fn mismatched_ranks_and_zero_sized_elements_are_rejected() {
+        let bad = StridedCopy {
+            elem_bytes: 4,
+            extents: vec![3, 2],
+            src_strides: vec![1],
+            dst_strides: vec![1, 3],
+        };
+        assert!(bad.byte_ranges().unwrap_err().message().contains("rank 2"));
+        let zero = StridedCopy {
+            elem_bytes: 0,
+            extents: vec![3],
+            src_strides: vec![1],
+            dst_strides: vec![1],
+        };
+        assert!(zero
+            .byte_ranges()
+            .unwrap_err()
+            .message()
+            .contains("0 bytes"));
+        let deep = StridedCopy {
+            elem_bytes: 1,
+            extents: vec![1; 9],
+            src_strides: vec![1; 9],
+            dst_strides: vec![1; 9],
+        };
+        assert!(deep.byte_ranges().is_err());
+    }
+}
