@@ -10,5 +10,6 @@ pub mod pool;
 pub mod runtime;
 mod sync;
 pub mod topology;
+pub mod view;
 
 pub use error::{Error, ErrorKind};
