@@ -28,7 +28,10 @@ pub(crate) unsafe trait Handle: Sized {
 }
 
 /// Every handle type's tag and name, so a wrong-type handle can be named in the message.
-const KNOWN_TAGS: &[(u64, &str)] = &[(super::pool::td_pool::TAG, super::pool::td_pool::NAME)];
+const KNOWN_TAGS: &[(u64, &str)] = &[
+    (super::pool::td_pool::TAG, super::pool::td_pool::NAME),
+    (super::view::td_view::TAG, super::view::td_view::NAME),
+];
 
 pub(crate) struct Slot {
     tag: AtomicU64,

@@ -14,9 +14,15 @@ mod library;
 mod memory_space;
 mod pool;
 mod status;
+mod view;
+mod view_args;
+mod view_ops;
 
 pub use error::{td_last_error, td_last_error_message};
 pub use library::*;
 pub use memory_space::{td_memory_space, TD_SPACE_HOST};
 pub use pool::*;
 pub use status::{td_status, td_status_string};
+pub use view::*;
+pub use view_args::*;
+pub use view_ops::*;

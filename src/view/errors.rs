@@ -76,7 +76,7 @@ pub(crate) fn zero_stride(label: &str, dim: usize, extent: usize) -> Error {
 }
 
 #[cold]
-pub(crate) fn dimension_out_of_range(label: &str, dim: usize, rank: usize) -> Error {
+pub(crate) fn dimension_out_of_range(label: &str, dim: i64, rank: usize) -> Error {
     invalid(
         label,
         format!("dimension {dim} does not exist in a view of rank {rank}; use 0..{rank}"),

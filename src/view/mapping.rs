@@ -38,9 +38,7 @@ impl Mapping {
         pad: bool,
     ) -> Result<Mapping> {
         let rank = extents.len();
-        if rank > MAX_RANK {
-            return Err(errors::rank_too_large(label, rank, MAX_RANK));
-        }
+        Mapping::check_rank(label, rank)?;
         if let Some(dim) = extents.iter().position(|&e| e == 0) {
             return Err(errors::zero_extent(label, dim));
         }
@@ -64,6 +62,14 @@ impl Mapping {
         }
         mapping.span = mapping.checked_span(label, element)?;
         Ok(mapping)
+    }
+
+    /// Checks that `rank` is at most `MAX_RANK`; the error names `label`.
+    pub fn check_rank(label: &str, rank: usize) -> Result<()> {
+        if rank > MAX_RANK {
+            return Err(errors::rank_too_large(label, rank, MAX_RANK));
+        }
+        Ok(())
     }
 
     /// Strides of LayoutRight or LayoutLeft (layout.rs), built outwards from the stride-one

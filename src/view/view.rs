@@ -179,17 +179,12 @@ impl View {
         Ok(unsafe { self.data.add(offset * self.element.size()) })
     }
 
-    /// Checks that `dim` is a dimension of this view; the error names the label.
-    pub fn check_dimension(&self, dim: usize) -> Result<()> {
-        if dim < self.rank() {
-            Ok(())
-        } else {
-            Err(errors::dimension_out_of_range(
-                self.label(),
-                dim,
-                self.rank(),
-            ))
-        }
+    /// `dim` as a dimension index (0..rank) of this view; the error names the label.
+    pub fn check_dimension(&self, dim: i64) -> Result<usize> {
+        usize::try_from(dim)
+            .ok()
+            .filter(|&d| d < self.rank())
+            .ok_or_else(|| errors::dimension_out_of_range(self.label(), dim, self.rank()))
     }
 
     /// True when both views have the same first element and mapping (one is a shallow copy of
