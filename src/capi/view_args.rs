@@ -191,7 +191,7 @@ impl td_view_args {
     ///
     /// # Safety
     /// `label` is NULL or a NUL-terminated string.
-    pub(crate) unsafe fn to_spec(&self) -> CResult<ViewSpec> {
+    pub(crate) unsafe fn to_spec(self) -> CResult<ViewSpec> {
         let label = if self.label.is_null() {
             String::new()
         } else {
