@@ -12,7 +12,8 @@
 //! Files: `element` (value types), `layout` (layouts, padding), `mapping` (index to offset,
 //! shape validation), `spec` (what to allocate), `allocation` (the shared allocation record and
 //! the per-space allocator), `view` (the view), `subview`, `copy` (deep_copy, fill, mirrors),
-//! `plan` (how a copy walks the arrays), `kernel` (tile loops), `parallel` (host threads),
+//! `plan` (how a copy walks the arrays), `kernel` (tile loops), `stream` (prefetching and
+//! non-temporal stores for large transposes), `parallel` (host threads),
 //! `resize`, `errors` (messages), `tests` (behaviour of whole views).
 
 mod allocation;
@@ -26,6 +27,7 @@ mod parallel;
 mod plan;
 mod resize;
 mod spec;
+mod stream;
 mod subview;
 #[allow(clippy::module_inception)]
 mod view;

@@ -6,20 +6,30 @@
 //! between two contiguous arrays of the same layout is a single run, done as one memcpy per
 //! thread. Otherwise the copy is tiled over two dimensions: the one with the smallest
 //! destination stride (`col`, written sequentially) and the one with the smallest source stride
-//! (`row`). When they differ the copy transposes, and a tile of a few hundred bytes each way
-//! keeps both the source and the destination lines it touches in L1 while it is done; when they
-//! are the same, `row` is the next dimension by destination stride and tiles are long runs. The
-//! remaining dimensions index the tiles. Each tile is one block of `parallel::for_each_block`.
+//! (`row`). When they differ the copy transposes, and a tile of 512 bytes each way (cut evenly,
+//! so no sliver is left at an edge) keeps the source and destination lines it touches in the
+//! caches while it is done; large transposes also prefetch the next tile's source and write
+//! with non-temporal stores (stream.rs). When the two dimensions are the same, `row` is the next
+//! dimension by destination stride and tiles are long runs. The remaining dimensions index the
+//! tiles. Each tile is one block of `parallel::for_each_block`.
 
 use super::kernel::{self, Tile};
 use super::parallel;
+use super::stream;
 
-/// Bytes along each side of a transposing tile: four cache lines, so each source row and each
-/// destination row of the tile is read or written in whole lines.
-const TILE_EDGE_BYTES: usize = 256;
+/// Bytes along each side of a transposing tile: eight cache lines, so each source run and each
+/// destination run of the tile is whole lines, long enough to stream.
+const TILE_EDGE_BYTES: usize = 512;
 
-/// Bytes one block moves at most: the tile plus its lines stay in a 32 KiB L1.
-const BLOCK_BYTES: usize = 16 << 10;
+/// Bytes in a cache line.
+const LINE_BYTES: usize = 64;
+
+/// Bytes one block moves at most.
+const BLOCK_BYTES: usize = 32 << 10;
+
+/// Transposing copies of at least this many bytes prefetch and stream (stream.rs); smaller
+/// ones stay in the caches, where the destination is likely read next.
+const STREAMING_MIN_BYTES: usize = 8 << 20;
 
 /// A contiguous copy is split into pieces of at least this size, one memcpy each.
 const MIN_CHUNK_BYTES: usize = 1 << 20;
@@ -55,6 +65,8 @@ pub(crate) struct Plan {
     outer: Vec<Dim>,
     blocks: usize,
     elements: usize,
+    /// A large transpose: prefetch the next tile's source, store with non-temporal stores.
+    streaming: bool,
 }
 
 impl Plan {
@@ -116,6 +128,8 @@ impl Plan {
         let col_tiles = col.extent.div_ceil(tile_cols);
         let row_tiles = row.extent.div_ceil(tile_rows);
         let blocks = dims.iter().map(|d| d.extent).product::<usize>() * col_tiles * row_tiles;
+        // Prefetching walks the source runs along `row`, so that must be source-contiguous.
+        let streaming = transposing && row.src == 1 && elements * size >= STREAMING_MIN_BYTES;
         Plan {
             size,
             col,
@@ -127,6 +141,7 @@ impl Plan {
             outer: dims,
             blocks,
             elements,
+            streaming,
         }
     }
 
@@ -162,6 +177,14 @@ impl Plan {
             // dimensions, and blocks write disjoint destination elements.
             if fill {
                 kernel::fill_tile(self.size, dst, src as *const u8, &tile);
+            } else if self.streaming {
+                if block + 1 < self.blocks {
+                    let (_, next, next_tile) = self.block(block + 1);
+                    let next = (src as *const u8).wrapping_add(next * self.size);
+                    stream::prefetch_source(self.size, next, &next_tile);
+                }
+                let src = (src as *const u8).add(src_offset * self.size);
+                stream::copy_tile_streaming(self.size, dst, src, &tile);
             } else {
                 let src = (src as *const u8).add(src_offset * self.size);
                 kernel::copy_tile(self.size, dst, src, &tile);
@@ -212,14 +235,29 @@ fn merge(dims: Vec<Dim>) -> Vec<Dim> {
 }
 
 /// Columns and rows of a tile of `size`-byte elements.
+/// `extent` cut into pieces of about `target` (at least one), of equal length rounded up to
+/// `multiple`, so that no sliver is left at the end.
+fn balanced(extent: usize, target: usize, multiple: usize) -> usize {
+    let pieces = extent.div_ceil(target.max(1));
+    extent
+        .div_ceil(pieces)
+        .next_multiple_of(multiple)
+        .min(extent)
+}
+
 fn tile_shape(cols: usize, rows: usize, size: usize, transposing: bool) -> (usize, usize) {
     let budget = (BLOCK_BYTES / size).max(1);
     if transposing {
-        // Square where both sides are long; a short side gives its share to the other.
+        // Square where both sides are long; a short side gives its share to the other. Sides
+        // are whole cache lines of elements where the extent allows.
         let edge = (TILE_EDGE_BYTES / size).max(1);
-        let tile_cols = cols.min(edge);
-        let tile_rows = rows.min(edge.max(budget / tile_cols));
-        (cols.min(edge.max(budget / tile_rows)), tile_rows)
+        let line = (LINE_BYTES / size).max(1);
+        let tile_cols = balanced(cols, edge, line);
+        let tile_rows = balanced(rows, edge.max(budget / tile_cols), line);
+        (
+            balanced(cols, edge.max(budget / tile_rows), line),
+            tile_rows,
+        )
     } else {
         let tile_cols = cols.min(budget);
         (tile_cols, rows.min((budget / tile_cols).max(1)))

@@ -185,6 +185,47 @@ fn large_copies_run_on_threads_and_stay_correct() {
 }
 
 #[test]
+fn large_transposes_of_4_byte_elements_and_of_unaligned_memory_stay_correct() {
+    // Above the streaming threshold: f32 goes through non-temporal stores, the unaligned
+    // destination through ordinary ones.
+    let extents = [150, 160, 110];
+    let n: usize = extents.iter().product();
+    let spec =
+        |label: &str, layout| ViewSpec::new(label, ElementType::F32, &extents).layout(layout);
+    let src = View::allocate(&spec("src", Layout::Left)).unwrap();
+    let dst = View::allocate(&spec("dst", Layout::Right)).unwrap();
+    let mut bytes = vec![0u8; n * 4 + 1];
+    let unaligned = std::ptr::NonNull::new(bytes.as_mut_ptr().wrapping_add(1)).unwrap();
+    // SAFETY: `bytes` holds the n elements after its first byte and outlives the view.
+    let odd = unsafe { View::wrap(&spec("odd", Layout::Right), unaligned) }.unwrap();
+    let value = |i: usize, j: usize, k: usize| (i * 1_000_000 + j * 1000 + k) as f32;
+    // SAFETY: views of n f32 used by this thread alone; `odd` is read unaligned.
+    unsafe {
+        let s = std::slice::from_raw_parts_mut(src.data().cast::<f32>(), n);
+        for k in 0..extents[2] {
+            for j in 0..extents[1] {
+                for i in 0..extents[0] {
+                    s[i + extents[0] * (j + extents[1] * k)] = value(i, j, k);
+                }
+            }
+        }
+        deep_copy(&dst, &src).unwrap();
+        deep_copy(&odd, &src).unwrap();
+        let d = std::slice::from_raw_parts(dst.data().cast::<f32>(), n);
+        let o = odd.data().cast::<f32>();
+        for i in 0..extents[0] {
+            for j in 0..extents[1] {
+                for k in 0..extents[2] {
+                    let at = (i * extents[1] + j) * extents[2] + k;
+                    assert_eq!(d[at], value(i, j, k));
+                    assert_eq!(o.add(at).read_unaligned(), value(i, j, k));
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn deep_copy_of_a_view_onto_itself_or_an_overlapping_view_reads_the_source_first() {
     let a = u64_view("a", &[10], Layout::Right);
     fill_with_tags(&a);
