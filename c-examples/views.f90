@@ -57,6 +57,7 @@ program views_example
   call copy%release()
   call c_order%release()
   call wrapped%release()
+  deallocate (field)  ! ours: the views never owned it
   call taskdag_finalize()
   print '(a)', 'views.f90: done'
 end program views_example

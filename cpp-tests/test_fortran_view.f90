@@ -134,6 +134,7 @@ program test_fortran_view
   call right%release()
   call wrapped%release()
   call check(a(2, 3) == 23.0_real64, 'the wrapped array is still ours after release')
+  deallocate (a, cube)
   call taskdag_finalize()
 
   if (failures == 0) then
