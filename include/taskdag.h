@@ -911,8 +911,10 @@ enum td_status td_view_fill(struct td_view *dst, const void *value);
  * (the dimension disappears, so the rank drops by one), TD_RANGE(b, e) keeps indices [b, e)
  * renumbered from 0. For example, column 2 of a matrix:
  *
- *     td_slice column[2] = { TD_ALL, TD_INDEX(2) };
- *     td_view_subview(matrix, column, 2, &col);
+ * ```c
+ * td_slice column[2] = { TD_ALL, TD_INDEX(2) };
+ * td_view_subview(matrix, column, 2, &col);
+ * ```
  *
  * The subview shares the memory and the label, and keeps the array alive. Its layout is the
  * parent's while the strides allow, else TD_LAYOUT_STRIDE.

@@ -91,8 +91,10 @@ pub unsafe extern "C" fn td_view_fill(dst: *mut td_view, value: *const c_void) -
 /// (the dimension disappears, so the rank drops by one), TD_RANGE(b, e) keeps indices [b, e)
 /// renumbered from 0. For example, column 2 of a matrix:
 ///
-///     td_slice column[2] = { TD_ALL, TD_INDEX(2) };
-///     td_view_subview(matrix, column, 2, &col);
+/// ```c
+/// td_slice column[2] = { TD_ALL, TD_INDEX(2) };
+/// td_view_subview(matrix, column, 2, &col);
+/// ```
 ///
 /// The subview shares the memory and the label, and keeps the array alive. Its layout is the
 /// parent's while the strides allow, else TD_LAYOUT_STRIDE.
