@@ -2,8 +2,8 @@
 //! hardware prefetchers do not follow: software prefetches of the next tile's source lines, and
 //! non-temporal stores that write whole destination lines without first reading them (no
 //! read-for-ownership traffic) and without evicting the source from the caches. Measured on the
-//! 2-core development VM (docs/views.md): a 2-D 256 MiB transpose went from about a quarter of
-//! memcpy's bandwidth with plain tiles to over half with both.
+//! 2-core development VM (docs/PERFORMANCE.md): a 2-D 256 MiB transpose on one thread went from
+//! about a quarter of memcpy's bandwidth with plain tiles to about half with both.
 //!
 //! Both are x86-64 instructions (SSE/SSE2, part of the x86-64 baseline); elsewhere prefetching
 //! is skipped and stores are ordinary.
