@@ -142,6 +142,34 @@ BENCHMARKS: list[Benchmark] = [
         quick_args=["--pairs", "4", "--threads-per-sm", "256"],
         threaded=False,
         skip_unsupported=True,
+        name="views",
+        title="Views: deep_copy between layouts",
+        description=(
+            "One array of doubles, 256 MiB (4 MiB in quick mode): a 5792 x 5792 matrix or a "
+            "322 x 322 x 322 cube, copied from LayoutLeft to LayoutRight (l2r), the reverse "
+            "(r2l), or between two contiguous LayoutRight arrays (same). taskdag: "
+            "td_view_deep_copy(dst, src) on two td_views (threads: the CPUs the process is "
+            "restricted to). Every program restricts itself to the first N CPUs for N threads "
+            "and checks every destination element after the timed copies. Figure: bytes of one "
+            "array / wall time of one copy (higher is better); memcpy copies the same bytes, so "
+            "memcpy/taskdag is the inverse of the fraction of memcpy bandwidth reached."),
+        impls=[
+            Impl("taskdag", "bench_views_taskdag", ours=True),
+            Impl("memcpy", "bench_views_memcpy",
+                 note="glibc memcpy of the same bytes, one contiguous piece per thread: the "
+                      "bandwidth a copy can reach"),
+            Impl("kokkos", "bench_views_kokkos", max_threads=1,
+                 note="Kokkos::deep_copy between Kokkos::Views of the same layouts; 1 thread "
+                      "only (the packaged Kokkos has the Serial back-end alone)"),
+        ],
+        configs=[Config(f"{rank}d-{case}", f"{rank}-D {label}",
+                        ["--rank", str(rank), "--case", case])
+                 for rank, case, label in [(2, "l2r", "Left->Right"), (2, "r2l", "Right->Left"),
+                                           (3, "l2r", "Left->Right"), (3, "r2l", "Right->Left"),
+                                           (2, "same", "contiguous")]],
+        metric=Metric("gb_per_s", "GB/s", False, "deep_copy bandwidth (bytes of one array / s)"),
+        full_args=["--mib", "256"],
+        quick_args=["--mib", "4"],
     ),
     # Benchmark(name="fib_task", ...), Benchmark(name="work_graph", ...),
     # Benchmark(name="dispatch", ...), Benchmark(name="views", ...)  -- to come.

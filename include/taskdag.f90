@@ -14,7 +14,7 @@
 !> and link -ltaskdag:  gfortran taskdag.f90 app.f90 -ltaskdag
 module taskdag
   use, intrinsic :: iso_c_binding
-  use, intrinsic :: iso_fortran_env, only: int32, int64
+  use, intrinsic :: iso_fortran_env, only: int32, int64, real64
   implicit none
   private
 
@@ -303,6 +303,360 @@ module taskdag
     procedure, private :: pool_assign
     final :: pool_finalize
   end type taskdag_pool
+
+  ! ==========================================================================================
+  ! Views (td_view): labelled, reference-counted multidimensional arrays
+  ! ==========================================================================================
+
+  !> td_element_type values.
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_INT8 = 1
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_INT16 = 2
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_INT32 = 3
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_INT64 = 4
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_UINT8 = 5
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_UINT16 = 6
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_UINT32 = 7
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_UINT64 = 8
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_FLOAT = 9
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_DOUBLE = 10
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_COMPLEX_FLOAT = 11
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_COMPLEX_DOUBLE = 12
+  integer(c_int32_t), parameter, public :: TD_ELEMENT_OPAQUE = 13
+
+  !> td_layout values. A Fortran array is TD_LAYOUT_LEFT (column-major).
+  integer(c_int32_t), parameter, public :: TD_LAYOUT_RIGHT = 0
+  integer(c_int32_t), parameter, public :: TD_LAYOUT_LEFT = 1
+  integer(c_int32_t), parameter, public :: TD_LAYOUT_STRIDE = 2
+
+  !> td_view_args%flags bits.
+  integer(c_int32_t), parameter, public :: TD_VIEW_NO_INIT = 1
+  integer(c_int32_t), parameter, public :: TD_VIEW_PAD = 2
+  integer, parameter, public :: TD_VIEW_MAX_RANK = 8
+
+  !> td_slice%kind values.
+  integer(c_int32_t), parameter, public :: TD_SLICE_ALL = 0
+  integer(c_int32_t), parameter, public :: TD_SLICE_INDEX = 1
+  integer(c_int32_t), parameter, public :: TD_SLICE_RANGE = 2
+
+  !> Arguments of td_view_create and td_view_wrap; start from td_view_args_init(). The C
+  !> dimensions 0..rank-1 are entries 1..rank of extents and strides. flags is uint32_t in C.
+  type, bind(c), public :: td_view_args
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int32_t) :: element_type = 0
+    integer(c_size_t) :: element_size = 0
+    integer(c_int) :: rank = 0
+    integer(c_size_t) :: extents(8) = 0
+    integer(c_int32_t) :: layout = TD_LAYOUT_RIGHT
+    integer(c_size_t) :: strides(8) = 0
+    type(c_ptr) :: label = c_null_ptr        !< NUL-terminated; see taskdag_view%create
+    integer(c_int32_t) :: memory_space = TD_SPACE_HOST
+    integer(c_int32_t) :: flags = 0
+  end type td_view_args
+
+  !> One dimension of td_view_subview, with C's 0-based indices: TD_SLICE_ALL, TD_SLICE_INDEX
+  !> (begin) or TD_SLICE_RANGE [begin, end). The taskdag_slice_* functions make them from
+  !> 1-based Fortran indices.
+  type, bind(c), public :: td_slice
+    integer(c_int32_t) :: kind = TD_SLICE_ALL
+    integer(c_int64_t) :: begin = 0
+    integer(c_int64_t) :: end = 0
+  end type td_slice
+
+  public :: td_view_args_init
+  public :: td_view_create, td_view_wrap, td_view_retain, td_view_release, td_view_rank
+  public :: td_view_extent, td_view_stride, td_view_span, td_view_data, td_view_layout
+  public :: td_view_element_type, td_view_element_size, td_view_label, td_view_is_contiguous
+  public :: td_view_is_managed, td_view_memory_space, td_view_use_count, td_view_ptr
+  public :: td_view_ptr_unchecked, td_view_create_mirror, td_view_create_mirror_view
+  public :: td_view_deep_copy, td_view_fill, td_view_subview, td_view_resize, td_view_realloc
+
+  interface
+    !> Allocates a view; `out` receives a handle with one reference.
+    function td_view_create(args, out) bind(c, name="td_view_create") result(status)
+      import :: c_int, c_ptr, td_view_args
+      type(td_view_args), intent(in) :: args
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_create
+
+    !> Makes an unmanaged view of the memory at `data` (never freed by taskdag).
+    function td_view_wrap(args, data, out) bind(c, name="td_view_wrap") result(status)
+      import :: c_int, c_ptr, td_view_args
+      type(td_view_args), intent(in) :: args
+      type(c_ptr), value :: data
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_wrap
+
+    !> Adds a reference to a view.
+    function td_view_retain(view) bind(c, name="td_view_retain") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: view
+      integer(c_int) :: status
+    end function td_view_retain
+
+    !> Releases one reference to a view; c_null_ptr is a no-op.
+    function td_view_release(view) bind(c, name="td_view_release") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: view
+      integer(c_int) :: status
+    end function td_view_release
+
+    !> Rank (0..8).
+    function td_view_rank(view, out) bind(c, name="td_view_rank") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: view
+      integer(c_int), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_rank
+
+    !> Extent of C dimension `dim` (0-based).
+    function td_view_extent(view, dim, out) bind(c, name="td_view_extent") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: view
+      integer(c_int), value :: dim
+      integer(c_size_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_extent
+
+    !> Stride in elements of C dimension `dim` (0-based).
+    function td_view_stride(view, dim, out) bind(c, name="td_view_stride") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: view
+      integer(c_int), value :: dim
+      integer(c_size_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_stride
+
+    !> Elements from the first to one past the last.
+    function td_view_span(view, out) bind(c, name="td_view_span") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: view
+      integer(c_size_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_span
+
+    !> Address of the first element.
+    function td_view_data(view, out) bind(c, name="td_view_data") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: view
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_data
+
+    !> TD_LAYOUT_RIGHT, TD_LAYOUT_LEFT or TD_LAYOUT_STRIDE.
+    function td_view_layout(view, out) bind(c, name="td_view_layout") result(status)
+      import :: c_int, c_ptr, c_int32_t
+      type(c_ptr), value :: view
+      integer(c_int32_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_layout
+
+    !> TD_ELEMENT_* of the elements.
+    function td_view_element_type(view, out) bind(c, name="td_view_element_type") result(status)
+      import :: c_int, c_ptr, c_int32_t
+      type(c_ptr), value :: view
+      integer(c_int32_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_element_type
+
+    !> Bytes per element.
+    function td_view_element_size(view, out) bind(c, name="td_view_element_size") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: view
+      integer(c_size_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_element_size
+
+    !> The label (owned by the view).
+    function td_view_label(view, out) bind(c, name="td_view_label") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: view
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_label
+
+    !> 1 if the elements have no gaps.
+    function td_view_is_contiguous(view, out) bind(c, name="td_view_is_contiguous") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: view
+      integer(c_int), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_is_contiguous
+
+    !> 1 if taskdag owns the memory, 0 for wrapped memory.
+    function td_view_is_managed(view, out) bind(c, name="td_view_is_managed") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: view
+      integer(c_int), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_is_managed
+
+    !> TD_SPACE_* of the elements.
+    function td_view_memory_space(view, out) bind(c, name="td_view_memory_space") result(status)
+      import :: c_int, c_ptr, c_int32_t
+      type(c_ptr), value :: view
+      integer(c_int32_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_memory_space
+
+    !> Views sharing the array.
+    function td_view_use_count(view, out) bind(c, name="td_view_use_count") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: view
+      integer(c_size_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_use_count
+
+    !> Address of the element at the `rank` 0-based C indices, bounds-checked.
+    function td_view_ptr(view, indices, out) bind(c, name="td_view_ptr") result(status)
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: view
+      integer(c_int64_t), intent(in) :: indices(*)
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_ptr
+
+    !> Address of the element at the 0-based C indices, without bounds checks.
+    function td_view_ptr_unchecked(view, indices) bind(c, name="td_view_ptr_unchecked") &
+        result(address)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: view
+      integer(c_int64_t), intent(in) :: indices(*)
+      type(c_ptr) :: address
+    end function td_view_ptr_unchecked
+
+    !> New zero-filled host view shaped like `view`, labelled "<label>_mirror".
+    function td_view_create_mirror(view, out) bind(c, name="td_view_create_mirror") &
+        result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: view
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_create_mirror
+
+    !> `view` itself for host memory, else td_view_create_mirror.
+    function td_view_create_mirror_view(view, out) bind(c, name="td_view_create_mirror_view") &
+        result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: view
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_create_mirror_view
+
+    !> Copies every element of `src` into `dst` (any layouts, equal shapes).
+    function td_view_deep_copy(dst, src) bind(c, name="td_view_deep_copy") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: dst
+      type(c_ptr), value :: src
+      integer(c_int) :: status
+    end function td_view_deep_copy
+
+    !> Writes the element at `value` to every element of `dst`.
+    function td_view_fill(dst, value) bind(c, name="td_view_fill") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: dst
+      type(c_ptr), value :: value
+      integer(c_int) :: status
+    end function td_view_fill
+
+    !> View of part of `view`: one td_slice per dimension.
+    function td_view_subview(view, slices, count, out) bind(c, name="td_view_subview") &
+        result(status)
+      import :: c_int, c_ptr, c_size_t, td_slice
+      type(c_ptr), value :: view
+      type(td_slice), intent(in) :: slices(*)
+      integer(c_size_t), value :: count
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_view_subview
+
+    !> Reassigns `view` to a new array of `extents`, keeping the overlap.
+    function td_view_resize(view, extents, rank) bind(c, name="td_view_resize") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), intent(inout) :: view
+      integer(c_size_t), intent(in) :: extents(*)
+      integer(c_size_t), value :: rank
+      integer(c_int) :: status
+    end function td_view_resize
+
+    !> Reassigns `view` to a new array of `extents`, keeping nothing (old array freed first).
+    function td_view_realloc(view, extents, rank) bind(c, name="td_view_realloc") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), intent(inout) :: view
+      integer(c_size_t), intent(in) :: extents(*)
+      integer(c_size_t), value :: rank
+      integer(c_int) :: status
+    end function td_view_realloc
+  end interface
+
+  public :: taskdag_deep_copy, taskdag_slice_all, taskdag_slice_index, taskdag_slice_range
+
+  !> A view: a reference to a multidimensional array (rank 0..8) with a label, an element type,
+  !> a layout and extents, shared by reference counting. Fortran-side conventions: dimensions
+  !> and indices are 1-based (dimension 1 is C's dimension 0), and create() makes
+  !> TD_LAYOUT_LEFT (column-major) arrays unless told otherwise, so a view and a Fortran array
+  !> of the same shape have the same element order.
+  !>
+  !>   type(taskdag_view) :: v
+  !>   real(real64), pointer :: a(:,:)
+  !>   call v%create('A', TD_ELEMENT_DOUBLE, [100, 200])   ! zero-filled, column-major
+  !>   call v%as_array(a)                                  ! a(1:100, 1:200) is the view
+  !>   a(3, 4) = 1.0_real64
+  !>   call v%release()
+  !>
+  !> wrap() makes a view of a Fortran array (no copy; the array must be contiguous and have the
+  !> target attribute, and outlive the view). as_array() points a Fortran pointer at a view's
+  !> elements; it exists for real64, int32 and int64 arrays of rank 1, 2 and 3, and needs a
+  !> column-major view (TD_LAYOUT_LEFT, possibly padded, or a subview that keeps that form;
+  !> rank 1: any stride). Other ranks and types are reachable through the td_view_* interfaces.
+  !>
+  !> Assignment `b = a` shares the view (td_view_retain), releasing what `b` held; each variable
+  !> holds its own reference, released by release() or, where the compiler finalizes, the final
+  !> procedure.
+  type, public :: taskdag_view
+    type(c_ptr), private :: handle = c_null_ptr
+  contains
+    generic :: create => view_create_int32, view_create_int64
+    generic :: wrap => view_wrap_real64_1, view_wrap_real64_2, view_wrap_real64_3
+    generic :: wrap => view_wrap_int32_1, view_wrap_int32_2, view_wrap_int32_3
+    generic :: wrap => view_wrap_int64_1, view_wrap_int64_2, view_wrap_int64_3
+    generic :: as_array => view_as_array_real64_1, view_as_array_real64_2, view_as_array_real64_3
+    generic :: as_array => view_as_array_int32_1, view_as_array_int32_2, view_as_array_int32_3
+    generic :: as_array => view_as_array_int64_1, view_as_array_int64_2, view_as_array_int64_3
+    generic :: fill => view_fill_real64, view_fill_int32, view_fill_int64
+    generic :: resize => view_resize_int32, view_resize_int64
+    generic :: realloc => view_realloc_int32, view_realloc_int64
+    procedure :: rank => view_rank
+    procedure :: extent => view_extent
+    procedure :: stride => view_stride
+    procedure :: span => view_span
+    procedure :: label => view_label
+    procedure :: layout => view_layout
+    procedure :: element_type => view_element_type
+    procedure :: is_contiguous => view_is_contiguous
+    procedure :: is_managed => view_is_managed
+    procedure :: use_count => view_use_count
+    procedure :: create_mirror => view_create_mirror
+    procedure :: create_mirror_view => view_create_mirror_view
+    procedure :: subview => view_subview
+    procedure :: release => view_release
+    procedure :: is_created => view_is_created
+    procedure :: c_handle => view_c_handle
+    generic :: assignment(=) => view_assign
+    procedure, private :: view_create_int32, view_create_int64
+    procedure, private :: view_wrap_real64_1, view_wrap_real64_2, view_wrap_real64_3
+    procedure, private :: view_wrap_int32_1, view_wrap_int32_2, view_wrap_int32_3
+    procedure, private :: view_wrap_int64_1, view_wrap_int64_2, view_wrap_int64_3
+    procedure, private :: view_as_array_real64_1, view_as_array_real64_2, view_as_array_real64_3
+    procedure, private :: view_as_array_int32_1, view_as_array_int32_2, view_as_array_int32_3
+    procedure, private :: view_as_array_int64_1, view_as_array_int64_2, view_as_array_int64_3
+    procedure, private :: view_fill_real64, view_fill_int32, view_fill_int64
+    procedure, private :: view_resize_int32, view_resize_int64
+    procedure, private :: view_realloc_int32, view_realloc_int64
+    procedure, private :: view_assign
+    final :: view_finalize
+  end type taskdag_view
 
 contains
 
@@ -642,5 +996,822 @@ contains
     status = td_pool_release(this%handle)
     this%handle = c_null_ptr
   end subroutine pool_finalize
+
+  ! ==========================================================================================
+  ! Views (td_view): procedures
+  ! ==========================================================================================
+
+  !> TD_VIEW_ARGS_INIT: host LayoutRight defaults with struct_size set.
+  function td_view_args_init() result(args)
+    type(td_view_args) :: args
+    args = td_view_args()
+    args%struct_size = c_sizeof(args)
+  end function td_view_args_init
+
+  !> `text` with a NUL appended, for C.
+  function c_string(text) result(chars)
+    character(len=*), intent(in) :: text
+    character(kind=c_char, len=:), allocatable :: chars
+
+    chars = text//c_null_char
+  end function c_string
+
+  !> Stops with `message` (no stat), or stores `status` in `stat`: for failures found on the
+  !> Fortran side, which td_last_error_message does not know.
+  subroutine report_here(status, message, stat)
+    integer(c_int), intent(in) :: status
+    character(len=*), intent(in) :: message
+    integer, intent(out), optional :: stat
+
+    if (present(stat)) then
+      stat = int(status)
+    else if (status /= TD_OK) then
+      error stop 'taskdag: '//message
+    end if
+  end subroutine report_here
+
+  !> Makes `this` hold `handle` (one reference, owned), releasing what it held.
+  subroutine view_take(this, handle)
+    class(taskdag_view), intent(inout) :: this
+    type(c_ptr), intent(in) :: handle
+    integer(c_int) :: status
+
+    status = td_view_release(this%handle)
+    this%handle = handle
+  end subroutine view_take
+
+  !> Allocates a zero-filled view of `extents` (Fortran order: extents(1) is the first
+  !> dimension) with elements of `element_type` (TD_ELEMENT_*; for TD_ELEMENT_OPAQUE also
+  !> `element_size` bytes). `layout` defaults to TD_LAYOUT_LEFT; `flags` takes TD_VIEW_NO_INIT
+  !> and TD_VIEW_PAD. Releases the view this variable held before.
+  subroutine view_create_int64(this, label, element_type, extents, layout, flags, element_size, &
+                               stat)
+    class(taskdag_view), intent(inout) :: this
+    character(len=*), intent(in) :: label
+    integer(c_int32_t), intent(in) :: element_type
+    integer(int64), intent(in) :: extents(:)
+    integer(c_int32_t), intent(in), optional :: layout, flags
+    integer(int64), intent(in), optional :: element_size
+    integer, intent(out), optional :: stat
+    type(td_view_args) :: args
+    character(kind=c_char, len=:), allocatable, target :: c_label
+    type(c_ptr) :: created
+    integer(c_int) :: status
+
+    if (size(extents) > TD_VIEW_MAX_RANK) then
+      call report_here(TD_ERROR_INVALID_ARGUMENT, 'view "'//label//'": rank '// &
+                       itoa(int(size(extents), int64))//' exceeds the maximum rank 8', stat)
+      return
+    end if
+    c_label = c_string(label)
+    args = td_view_args_init()
+    args%element_type = element_type
+    args%rank = int(size(extents), c_int)
+    args%extents(1:size(extents)) = int(extents, c_size_t)
+    args%layout = TD_LAYOUT_LEFT
+    if (present(layout)) args%layout = layout
+    if (present(flags)) args%flags = flags
+    if (present(element_size)) args%element_size = int(element_size, c_size_t)
+    args%label = c_loc(c_label)
+    created = c_null_ptr
+    status = td_view_create(args, created)
+    if (status == TD_OK) call view_take(this, created)
+    call report(status, stat)
+  end subroutine view_create_int64
+
+  subroutine view_create_int32(this, label, element_type, extents, layout, flags, element_size, &
+                               stat)
+    class(taskdag_view), intent(inout) :: this
+    character(len=*), intent(in) :: label
+    integer(c_int32_t), intent(in) :: element_type
+    integer(int32), intent(in) :: extents(:)
+    integer(c_int32_t), intent(in), optional :: layout, flags
+    integer(int32), intent(in), optional :: element_size
+    integer, intent(out), optional :: stat
+
+    if (present(element_size)) then
+      call view_create_int64(this, label, element_type, int(extents, int64), layout, flags, &
+                             int(element_size, int64), stat)
+    else
+      call view_create_int64(this, label, element_type, int(extents, int64), layout, flags, &
+                             stat=stat)
+    end if
+  end subroutine view_create_int32
+
+  !> Decimal text of `n`.
+  function itoa(n) result(text)
+    integer(int64), intent(in) :: n
+    character(len=:), allocatable :: text
+    character(len=24) :: buffer
+
+    write (buffer, '(i0)') n
+    text = trim(buffer)
+  end function itoa
+
+  !> Wraps the contiguous array at `data` of `shape` as an unmanaged TD_LAYOUT_LEFT view.
+  subroutine view_wrap_address(this, data, element_type, shape, is_contiguous, label, stat)
+    class(taskdag_view), intent(inout) :: this
+    type(c_ptr), intent(in) :: data
+    integer(c_int32_t), intent(in) :: element_type
+    integer(int64), intent(in) :: shape(:)
+    logical, intent(in) :: is_contiguous
+    character(len=*), intent(in) :: label
+    integer, intent(out), optional :: stat
+    type(td_view_args) :: args
+    character(kind=c_char, len=:), allocatable, target :: c_label
+    type(c_ptr) :: created
+    integer(c_int) :: status
+
+    if (.not. is_contiguous) then
+      call report_here(TD_ERROR_INVALID_ARGUMENT, 'view "'//label//'": wrap needs a contiguous '// &
+                       'array (a whole array, not a strided section); copy the section first', stat)
+      return
+    end if
+    c_label = c_string(label)
+    args = td_view_args_init()
+    args%element_type = element_type
+    args%rank = int(size(shape), c_int)
+    args%extents(1:size(shape)) = int(shape, c_size_t)
+    args%layout = TD_LAYOUT_LEFT
+    args%label = c_loc(c_label)
+    created = c_null_ptr
+    status = td_view_wrap(args, data, created)
+    if (status == TD_OK) call view_take(this, created)
+    call report(status, stat)
+  end subroutine view_wrap_address
+
+  !> Makes this variable an unmanaged view of `array` (real64, rank 1), without copying: the
+  !> view's element (i1, ...) (0-based in C) is array(i1 + 1, ...). `array` must be contiguous,
+  !> have the target attribute, and outlive the view and every view made from it.
+  subroutine view_wrap_real64_1(this, array, label, stat)
+    class(taskdag_view), intent(inout) :: this
+    real(real64), intent(inout), target :: array(:)
+    character(len=*), intent(in) :: label
+    integer, intent(out), optional :: stat
+
+    call view_wrap_address(this, c_loc(array), TD_ELEMENT_DOUBLE, int(shape(array), int64), &
+                           is_contiguous(array), label, stat)
+  end subroutine view_wrap_real64_1
+
+  !> Makes this variable an unmanaged view of `array` (real64, rank 2), without copying: the
+  !> view's element (i1, ...) (0-based in C) is array(i1 + 1, ...). `array` must be contiguous,
+  !> have the target attribute, and outlive the view and every view made from it.
+  subroutine view_wrap_real64_2(this, array, label, stat)
+    class(taskdag_view), intent(inout) :: this
+    real(real64), intent(inout), target :: array(:,:)
+    character(len=*), intent(in) :: label
+    integer, intent(out), optional :: stat
+
+    call view_wrap_address(this, c_loc(array), TD_ELEMENT_DOUBLE, int(shape(array), int64), &
+                           is_contiguous(array), label, stat)
+  end subroutine view_wrap_real64_2
+
+  !> Makes this variable an unmanaged view of `array` (real64, rank 3), without copying: the
+  !> view's element (i1, ...) (0-based in C) is array(i1 + 1, ...). `array` must be contiguous,
+  !> have the target attribute, and outlive the view and every view made from it.
+  subroutine view_wrap_real64_3(this, array, label, stat)
+    class(taskdag_view), intent(inout) :: this
+    real(real64), intent(inout), target :: array(:,:,:)
+    character(len=*), intent(in) :: label
+    integer, intent(out), optional :: stat
+
+    call view_wrap_address(this, c_loc(array), TD_ELEMENT_DOUBLE, int(shape(array), int64), &
+                           is_contiguous(array), label, stat)
+  end subroutine view_wrap_real64_3
+
+  !> Makes this variable an unmanaged view of `array` (int32, rank 1), without copying: the
+  !> view's element (i1, ...) (0-based in C) is array(i1 + 1, ...). `array` must be contiguous,
+  !> have the target attribute, and outlive the view and every view made from it.
+  subroutine view_wrap_int32_1(this, array, label, stat)
+    class(taskdag_view), intent(inout) :: this
+    integer(int32), intent(inout), target :: array(:)
+    character(len=*), intent(in) :: label
+    integer, intent(out), optional :: stat
+
+    call view_wrap_address(this, c_loc(array), TD_ELEMENT_INT32, int(shape(array), int64), &
+                           is_contiguous(array), label, stat)
+  end subroutine view_wrap_int32_1
+
+  !> Makes this variable an unmanaged view of `array` (int32, rank 2), without copying: the
+  !> view's element (i1, ...) (0-based in C) is array(i1 + 1, ...). `array` must be contiguous,
+  !> have the target attribute, and outlive the view and every view made from it.
+  subroutine view_wrap_int32_2(this, array, label, stat)
+    class(taskdag_view), intent(inout) :: this
+    integer(int32), intent(inout), target :: array(:,:)
+    character(len=*), intent(in) :: label
+    integer, intent(out), optional :: stat
+
+    call view_wrap_address(this, c_loc(array), TD_ELEMENT_INT32, int(shape(array), int64), &
+                           is_contiguous(array), label, stat)
+  end subroutine view_wrap_int32_2
+
+  !> Makes this variable an unmanaged view of `array` (int32, rank 3), without copying: the
+  !> view's element (i1, ...) (0-based in C) is array(i1 + 1, ...). `array` must be contiguous,
+  !> have the target attribute, and outlive the view and every view made from it.
+  subroutine view_wrap_int32_3(this, array, label, stat)
+    class(taskdag_view), intent(inout) :: this
+    integer(int32), intent(inout), target :: array(:,:,:)
+    character(len=*), intent(in) :: label
+    integer, intent(out), optional :: stat
+
+    call view_wrap_address(this, c_loc(array), TD_ELEMENT_INT32, int(shape(array), int64), &
+                           is_contiguous(array), label, stat)
+  end subroutine view_wrap_int32_3
+
+  !> Makes this variable an unmanaged view of `array` (int64, rank 1), without copying: the
+  !> view's element (i1, ...) (0-based in C) is array(i1 + 1, ...). `array` must be contiguous,
+  !> have the target attribute, and outlive the view and every view made from it.
+  subroutine view_wrap_int64_1(this, array, label, stat)
+    class(taskdag_view), intent(inout) :: this
+    integer(int64), intent(inout), target :: array(:)
+    character(len=*), intent(in) :: label
+    integer, intent(out), optional :: stat
+
+    call view_wrap_address(this, c_loc(array), TD_ELEMENT_INT64, int(shape(array), int64), &
+                           is_contiguous(array), label, stat)
+  end subroutine view_wrap_int64_1
+
+  !> Makes this variable an unmanaged view of `array` (int64, rank 2), without copying: the
+  !> view's element (i1, ...) (0-based in C) is array(i1 + 1, ...). `array` must be contiguous,
+  !> have the target attribute, and outlive the view and every view made from it.
+  subroutine view_wrap_int64_2(this, array, label, stat)
+    class(taskdag_view), intent(inout) :: this
+    integer(int64), intent(inout), target :: array(:,:)
+    character(len=*), intent(in) :: label
+    integer, intent(out), optional :: stat
+
+    call view_wrap_address(this, c_loc(array), TD_ELEMENT_INT64, int(shape(array), int64), &
+                           is_contiguous(array), label, stat)
+  end subroutine view_wrap_int64_2
+
+  !> Makes this variable an unmanaged view of `array` (int64, rank 3), without copying: the
+  !> view's element (i1, ...) (0-based in C) is array(i1 + 1, ...). `array` must be contiguous,
+  !> have the target attribute, and outlive the view and every view made from it.
+  subroutine view_wrap_int64_3(this, array, label, stat)
+    class(taskdag_view), intent(inout) :: this
+    integer(int64), intent(inout), target :: array(:,:,:)
+    character(len=*), intent(in) :: label
+    integer, intent(out), optional :: stat
+
+    call view_wrap_address(this, c_loc(array), TD_ELEMENT_INT64, int(shape(array), int64), &
+                           is_contiguous(array), label, stat)
+  end subroutine view_wrap_int64_3
+
+  !> The data address, extents and strides of `this` if it has `element_type`, rank `rank` and
+  !> a column-major form a Fortran pointer can express; else reports why and returns false.
+  function view_fortran_shape(this, element_type, rank, extents, strides, data, stat) result(ok)
+    class(taskdag_view), intent(in) :: this
+    integer(c_int32_t), intent(in) :: element_type
+    integer, intent(in) :: rank
+    integer(int64), intent(out) :: extents(rank), strides(rank)
+    type(c_ptr), intent(out) :: data
+    integer, intent(out), optional :: stat
+    logical :: ok
+    integer(c_int32_t) :: actual_type
+    integer(c_int) :: actual_rank, status
+    integer(c_size_t) :: value
+    integer :: d
+    character(len=:), allocatable :: name
+
+    ok = .false.
+    data = c_null_ptr
+    extents = 0
+    strides = 0
+    actual_type = 0
+    actual_rank = 0
+    status = td_view_element_type(this%handle, actual_type)
+    if (status == TD_OK) status = td_view_rank(this%handle, actual_rank)
+    if (status /= TD_OK) then
+      call report(status, stat)
+      return
+    end if
+    name = this%label()
+    if (actual_type /= element_type .or. actual_rank /= rank) then
+      call report_here(TD_ERROR_INVALID_ARGUMENT, 'view "'//name//'" has element type '// &
+                       itoa(int(actual_type, int64))//' and rank '//itoa(int(actual_rank, int64))// &
+                       ', but the pointer has element type '//itoa(int(element_type, int64))// &
+                       ' and rank '//itoa(int(rank, int64)), stat)
+      return
+    end if
+    do d = 1, rank
+      value = 0
+      status = td_view_extent(this%handle, int(d - 1, c_int), value)
+      extents(d) = int(value, int64)
+      value = 0
+      if (status == TD_OK) status = td_view_stride(this%handle, int(d - 1, c_int), value)
+      strides(d) = int(value, int64)
+      if (status /= TD_OK) then
+        call report(status, stat)
+        return
+      end if
+    end do
+    ! Column-major with a leading dimension: stride(1) = 1, stride(2) >= extent(1), and each
+    ! further stride the product of the previous stride and extent. Rank 1 takes any stride.
+    if (rank > 1) then
+      ok = strides(1) == 1 .and. strides(2) >= extents(1)
+      do d = 3, rank
+        ok = ok .and. strides(d) == strides(d - 1) * extents(d - 1)
+      end do
+      if (.not. ok) then
+        call report_here(TD_ERROR_INVALID_ARGUMENT, 'view "'//name//'" is not column-major '// &
+                         '(TD_LAYOUT_LEFT), so no Fortran pointer describes it; deep_copy it '// &
+                         'into a view created with TD_LAYOUT_LEFT', stat)
+        return
+      end if
+    end if
+    status = td_view_data(this%handle, data)
+    call report(status, stat)
+    ok = status == TD_OK
+  end function view_fortran_shape
+
+  !> Points `array` at the view's elements (real64, rank 1; 1-based: array(1, ...) is the C
+  !> element (0, ...)). Nullified on failure (wrong type or rank, not column-major).
+  subroutine view_as_array_real64_1(this, array, stat)
+    class(taskdag_view), intent(in) :: this
+    real(real64), pointer, intent(out) :: array(:)
+    integer, intent(out), optional :: stat
+    real(real64), pointer :: whole(:)
+    integer(int64) :: e(1), s(1)
+    type(c_ptr) :: data
+
+    nullify (array)
+    if (.not. view_fortran_shape(this, TD_ELEMENT_DOUBLE, 1, e, s, data, stat)) return
+    call c_f_pointer(data, whole, [(e(1) - 1) * s(1) + 1])
+    array => whole(1::s(1))
+  end subroutine view_as_array_real64_1
+
+  !> Points `array` at the view's elements (real64, rank 2; 1-based: array(1, ...) is the C
+  !> element (0, ...)). Nullified on failure (wrong type or rank, not column-major).
+  subroutine view_as_array_real64_2(this, array, stat)
+    class(taskdag_view), intent(in) :: this
+    real(real64), pointer, intent(out) :: array(:,:)
+    integer, intent(out), optional :: stat
+    real(real64), pointer :: whole(:,:)
+    integer(int64) :: e(2), s(2)
+    type(c_ptr) :: data
+
+    nullify (array)
+    if (.not. view_fortran_shape(this, TD_ELEMENT_DOUBLE, 2, e, s, data, stat)) return
+    ! `whole` spans full columns of the leading dimension s(2); only the section is used.
+    call c_f_pointer(data, whole, [s(2), e(2)])
+    array => whole(1:e(1), :)
+  end subroutine view_as_array_real64_2
+
+  !> Points `array` at the view's elements (real64, rank 3; 1-based: array(1, ...) is the C
+  !> element (0, ...)). Nullified on failure (wrong type or rank, not column-major).
+  subroutine view_as_array_real64_3(this, array, stat)
+    class(taskdag_view), intent(in) :: this
+    real(real64), pointer, intent(out) :: array(:,:,:)
+    integer, intent(out), optional :: stat
+    real(real64), pointer :: whole(:,:,:)
+    integer(int64) :: e(3), s(3)
+    type(c_ptr) :: data
+
+    nullify (array)
+    if (.not. view_fortran_shape(this, TD_ELEMENT_DOUBLE, 3, e, s, data, stat)) return
+    ! `whole` spans full columns of the leading dimension s(2); only the section is used.
+    call c_f_pointer(data, whole, [s(2), e(2), e(3)])
+    array => whole(1:e(1), :, :)
+  end subroutine view_as_array_real64_3
+
+  !> Points `array` at the view's elements (int32, rank 1; 1-based: array(1, ...) is the C
+  !> element (0, ...)). Nullified on failure (wrong type or rank, not column-major).
+  subroutine view_as_array_int32_1(this, array, stat)
+    class(taskdag_view), intent(in) :: this
+    integer(int32), pointer, intent(out) :: array(:)
+    integer, intent(out), optional :: stat
+    integer(int32), pointer :: whole(:)
+    integer(int64) :: e(1), s(1)
+    type(c_ptr) :: data
+
+    nullify (array)
+    if (.not. view_fortran_shape(this, TD_ELEMENT_INT32, 1, e, s, data, stat)) return
+    call c_f_pointer(data, whole, [(e(1) - 1) * s(1) + 1])
+    array => whole(1::s(1))
+  end subroutine view_as_array_int32_1
+
+  !> Points `array` at the view's elements (int32, rank 2; 1-based: array(1, ...) is the C
+  !> element (0, ...)). Nullified on failure (wrong type or rank, not column-major).
+  subroutine view_as_array_int32_2(this, array, stat)
+    class(taskdag_view), intent(in) :: this
+    integer(int32), pointer, intent(out) :: array(:,:)
+    integer, intent(out), optional :: stat
+    integer(int32), pointer :: whole(:,:)
+    integer(int64) :: e(2), s(2)
+    type(c_ptr) :: data
+
+    nullify (array)
+    if (.not. view_fortran_shape(this, TD_ELEMENT_INT32, 2, e, s, data, stat)) return
+    ! `whole` spans full columns of the leading dimension s(2); only the section is used.
+    call c_f_pointer(data, whole, [s(2), e(2)])
+    array => whole(1:e(1), :)
+  end subroutine view_as_array_int32_2
+
+  !> Points `array` at the view's elements (int32, rank 3; 1-based: array(1, ...) is the C
+  !> element (0, ...)). Nullified on failure (wrong type or rank, not column-major).
+  subroutine view_as_array_int32_3(this, array, stat)
+    class(taskdag_view), intent(in) :: this
+    integer(int32), pointer, intent(out) :: array(:,:,:)
+    integer, intent(out), optional :: stat
+    integer(int32), pointer :: whole(:,:,:)
+    integer(int64) :: e(3), s(3)
+    type(c_ptr) :: data
+
+    nullify (array)
+    if (.not. view_fortran_shape(this, TD_ELEMENT_INT32, 3, e, s, data, stat)) return
+    ! `whole` spans full columns of the leading dimension s(2); only the section is used.
+    call c_f_pointer(data, whole, [s(2), e(2), e(3)])
+    array => whole(1:e(1), :, :)
+  end subroutine view_as_array_int32_3
+
+  !> Points `array` at the view's elements (int64, rank 1; 1-based: array(1, ...) is the C
+  !> element (0, ...)). Nullified on failure (wrong type or rank, not column-major).
+  subroutine view_as_array_int64_1(this, array, stat)
+    class(taskdag_view), intent(in) :: this
+    integer(int64), pointer, intent(out) :: array(:)
+    integer, intent(out), optional :: stat
+    integer(int64), pointer :: whole(:)
+    integer(int64) :: e(1), s(1)
+    type(c_ptr) :: data
+
+    nullify (array)
+    if (.not. view_fortran_shape(this, TD_ELEMENT_INT64, 1, e, s, data, stat)) return
+    call c_f_pointer(data, whole, [(e(1) - 1) * s(1) + 1])
+    array => whole(1::s(1))
+  end subroutine view_as_array_int64_1
+
+  !> Points `array` at the view's elements (int64, rank 2; 1-based: array(1, ...) is the C
+  !> element (0, ...)). Nullified on failure (wrong type or rank, not column-major).
+  subroutine view_as_array_int64_2(this, array, stat)
+    class(taskdag_view), intent(in) :: this
+    integer(int64), pointer, intent(out) :: array(:,:)
+    integer, intent(out), optional :: stat
+    integer(int64), pointer :: whole(:,:)
+    integer(int64) :: e(2), s(2)
+    type(c_ptr) :: data
+
+    nullify (array)
+    if (.not. view_fortran_shape(this, TD_ELEMENT_INT64, 2, e, s, data, stat)) return
+    ! `whole` spans full columns of the leading dimension s(2); only the section is used.
+    call c_f_pointer(data, whole, [s(2), e(2)])
+    array => whole(1:e(1), :)
+  end subroutine view_as_array_int64_2
+
+  !> Points `array` at the view's elements (int64, rank 3; 1-based: array(1, ...) is the C
+  !> element (0, ...)). Nullified on failure (wrong type or rank, not column-major).
+  subroutine view_as_array_int64_3(this, array, stat)
+    class(taskdag_view), intent(in) :: this
+    integer(int64), pointer, intent(out) :: array(:,:,:)
+    integer, intent(out), optional :: stat
+    integer(int64), pointer :: whole(:,:,:)
+    integer(int64) :: e(3), s(3)
+    type(c_ptr) :: data
+
+    nullify (array)
+    if (.not. view_fortran_shape(this, TD_ELEMENT_INT64, 3, e, s, data, stat)) return
+    ! `whole` spans full columns of the leading dimension s(2); only the section is used.
+    call c_f_pointer(data, whole, [s(2), e(2), e(3)])
+    array => whole(1:e(1), :, :)
+  end subroutine view_as_array_int64_3
+
+  !> Writes `value` to every element of a real64 view.
+  subroutine view_fill_real64(this, value, stat)
+    class(taskdag_view), intent(in) :: this
+    real(real64), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    integer(c_int32_t) :: actual_type
+    integer(c_int) :: status
+
+    actual_type = 0
+    status = td_view_element_type(this%handle, actual_type)
+    if (status == TD_OK .and. actual_type /= TD_ELEMENT_DOUBLE) then
+      call report_here(TD_ERROR_INVALID_ARGUMENT, 'view "'//this%label()//'": fill with a real64 '// &
+                       'value needs a view of element type '//itoa(int(TD_ELEMENT_DOUBLE, int64))// &
+                       ', not '//itoa(int(actual_type, int64)), stat)
+      return
+    end if
+    if (status == TD_OK) status = td_view_fill(this%handle, c_loc(value))
+    call report(status, stat)
+  end subroutine view_fill_real64
+
+  !> Writes `value` to every element of a int32 view.
+  subroutine view_fill_int32(this, value, stat)
+    class(taskdag_view), intent(in) :: this
+    integer(int32), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    integer(c_int32_t) :: actual_type
+    integer(c_int) :: status
+
+    actual_type = 0
+    status = td_view_element_type(this%handle, actual_type)
+    if (status == TD_OK .and. actual_type /= TD_ELEMENT_INT32) then
+      call report_here(TD_ERROR_INVALID_ARGUMENT, 'view "'//this%label()//'": fill with a int32 '// &
+                       'value needs a view of element type '//itoa(int(TD_ELEMENT_INT32, int64))// &
+                       ', not '//itoa(int(actual_type, int64)), stat)
+      return
+    end if
+    if (status == TD_OK) status = td_view_fill(this%handle, c_loc(value))
+    call report(status, stat)
+  end subroutine view_fill_int32
+
+  !> Writes `value` to every element of a int64 view.
+  subroutine view_fill_int64(this, value, stat)
+    class(taskdag_view), intent(in) :: this
+    integer(int64), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    integer(c_int32_t) :: actual_type
+    integer(c_int) :: status
+
+    actual_type = 0
+    status = td_view_element_type(this%handle, actual_type)
+    if (status == TD_OK .and. actual_type /= TD_ELEMENT_INT64) then
+      call report_here(TD_ERROR_INVALID_ARGUMENT, 'view "'//this%label()//'": fill with a int64 '// &
+                       'value needs a view of element type '//itoa(int(TD_ELEMENT_INT64, int64))// &
+                       ', not '//itoa(int(actual_type, int64)), stat)
+      return
+    end if
+    if (status == TD_OK) status = td_view_fill(this%handle, c_loc(value))
+    call report(status, stat)
+  end subroutine view_fill_int64
+
+  !> Copies every element of `src` into `dst`: any layouts, equal element types and shapes.
+  subroutine taskdag_deep_copy(dst, src, stat)
+    type(taskdag_view), intent(in) :: dst, src
+    integer, intent(out), optional :: stat
+
+    call report(td_view_deep_copy(dst%handle, src%handle), stat)
+  end subroutine taskdag_deep_copy
+
+  !> A subview slice keeping the whole dimension.
+  function taskdag_slice_all() result(slice)
+    type(td_slice) :: slice
+
+    slice = td_slice(TD_SLICE_ALL, 0, 0)
+  end function taskdag_slice_all
+
+  !> A subview slice fixing the dimension at 1-based `index` (the dimension disappears).
+  function taskdag_slice_index(index) result(slice)
+    integer, intent(in) :: index
+    type(td_slice) :: slice
+
+    slice = td_slice(TD_SLICE_INDEX, int(index, c_int64_t) - 1, 0)
+  end function taskdag_slice_index
+
+  !> A subview slice keeping 1-based indices first..last (inclusive, like a(first:last)).
+  function taskdag_slice_range(first, last) result(slice)
+    integer, intent(in) :: first, last
+    type(td_slice) :: slice
+
+    slice = td_slice(TD_SLICE_RANGE, int(first, c_int64_t) - 1, int(last, c_int64_t))
+  end function taskdag_slice_range
+
+  !> Makes `sub` a view of part of this one: one slice per dimension (taskdag_slice_all,
+  !> taskdag_slice_index, taskdag_slice_range). It shares the elements and keeps them alive.
+  subroutine view_subview(this, sub, slices, stat)
+    class(taskdag_view), intent(in) :: this
+    type(taskdag_view), intent(inout) :: sub
+    type(td_slice), intent(in) :: slices(:)
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: created
+    integer(c_int) :: status
+
+    created = c_null_ptr
+    status = td_view_subview(this%handle, slices, int(size(slices), c_size_t), created)
+    if (status == TD_OK) call view_take(sub, created)
+    call report(status, stat)
+  end subroutine view_subview
+
+  !> Makes `mirror` a new zero-filled host view shaped like this one ("<label>_mirror").
+  subroutine view_create_mirror(this, mirror, stat)
+    class(taskdag_view), intent(in) :: this
+    type(taskdag_view), intent(inout) :: mirror
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: created
+    integer(c_int) :: status
+
+    created = c_null_ptr
+    status = td_view_create_mirror(this%handle, created)
+    if (status == TD_OK) call view_take(mirror, created)
+    call report(status, stat)
+  end subroutine view_create_mirror
+
+  !> Makes `mirror` this view itself when it is in host memory, else a new host mirror.
+  subroutine view_create_mirror_view(this, mirror, stat)
+    class(taskdag_view), intent(in) :: this
+    type(taskdag_view), intent(inout) :: mirror
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: created
+    integer(c_int) :: status
+
+    created = c_null_ptr
+    status = td_view_create_mirror_view(this%handle, created)
+    if (status == TD_OK) call view_take(mirror, created)
+    call report(status, stat)
+  end subroutine view_create_mirror_view
+
+  !> Reassigns this variable to a new zero-filled array of `extents`, keeping the elements both
+  !> shapes share; other variables sharing the old array keep it.
+  subroutine view_resize_int64(this, extents, stat)
+    class(taskdag_view), intent(inout) :: this
+    integer(int64), intent(in) :: extents(:)
+    integer, intent(out), optional :: stat
+
+    call report(td_view_resize(this%handle, int(extents, c_size_t), &
+                               int(size(extents), c_size_t)), stat)
+  end subroutine view_resize_int64
+
+  subroutine view_resize_int32(this, extents, stat)
+    class(taskdag_view), intent(inout) :: this
+    integer(int32), intent(in) :: extents(:)
+    integer, intent(out), optional :: stat
+
+    call view_resize_int64(this, int(extents, int64), stat)
+  end subroutine view_resize_int32
+
+  !> Reassigns this variable to a new zero-filled array of `extents`, keeping nothing; the old
+  !> array is released first. If the allocation fails, the variable is left empty.
+  subroutine view_realloc_int64(this, extents, stat)
+    class(taskdag_view), intent(inout) :: this
+    integer(int64), intent(in) :: extents(:)
+    integer, intent(out), optional :: stat
+
+    call report(td_view_realloc(this%handle, int(extents, c_size_t), &
+                                int(size(extents), c_size_t)), stat)
+  end subroutine view_realloc_int64
+
+  subroutine view_realloc_int32(this, extents, stat)
+    class(taskdag_view), intent(inout) :: this
+    integer(int32), intent(in) :: extents(:)
+    integer, intent(out), optional :: stat
+
+    call view_realloc_int64(this, int(extents, int64), stat)
+  end subroutine view_realloc_int32
+
+  !> Rank (0..8); 0 on failure with `stat`.
+  function view_rank(this, stat) result(rank)
+    class(taskdag_view), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer :: rank
+    integer(c_int) :: out
+
+    out = 0
+    call report(td_view_rank(this%handle, out), stat)
+    rank = int(out)
+  end function view_rank
+
+  !> Extent of 1-based dimension `dim`.
+  function view_extent(this, dim, stat) result(extent)
+    class(taskdag_view), intent(in) :: this
+    integer, intent(in) :: dim
+    integer, intent(out), optional :: stat
+    integer(int64) :: extent
+    integer(c_size_t) :: out
+
+    out = 0
+    call report(td_view_extent(this%handle, int(dim - 1, c_int), out), stat)
+    extent = int(out, int64)
+  end function view_extent
+
+  !> Stride in elements of 1-based dimension `dim`.
+  function view_stride(this, dim, stat) result(stride)
+    class(taskdag_view), intent(in) :: this
+    integer, intent(in) :: dim
+    integer, intent(out), optional :: stat
+    integer(int64) :: stride
+    integer(c_size_t) :: out
+
+    out = 0
+    call report(td_view_stride(this%handle, int(dim - 1, c_int), out), stat)
+    stride = int(out, int64)
+  end function view_stride
+
+  !> Elements from the first to one past the last, gaps included.
+  function view_span(this, stat) result(span)
+    class(taskdag_view), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(int64) :: span
+    integer(c_size_t) :: out
+
+    out = 0
+    call report(td_view_span(this%handle, out), stat)
+    span = int(out, int64)
+  end function view_span
+
+  !> The label ('' on failure with `stat`).
+  function view_label(this, stat) result(label)
+    class(taskdag_view), intent(in) :: this
+    integer, intent(out), optional :: stat
+    character(len=:), allocatable :: label
+    type(c_ptr) :: out
+    integer(c_int) :: status
+
+    out = c_null_ptr
+    status = td_view_label(this%handle, out)
+    label = c_to_fortran_string(out)
+    call report(status, stat)
+  end function view_label
+
+  !> TD_LAYOUT_RIGHT, TD_LAYOUT_LEFT or TD_LAYOUT_STRIDE.
+  function view_layout(this, stat) result(layout)
+    class(taskdag_view), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(c_int32_t) :: layout
+
+    layout = -1
+    call report(td_view_layout(this%handle, layout), stat)
+  end function view_layout
+
+  !> TD_ELEMENT_* of the elements.
+  function view_element_type(this, stat) result(element_type)
+    class(taskdag_view), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(c_int32_t) :: element_type
+
+    element_type = 0
+    call report(td_view_element_type(this%handle, element_type), stat)
+  end function view_element_type
+
+  !> True when the elements have no gaps.
+  logical function view_is_contiguous(this, stat)
+    class(taskdag_view), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(c_int) :: out
+
+    out = 0
+    call report(td_view_is_contiguous(this%handle, out), stat)
+    view_is_contiguous = out /= 0
+  end function view_is_contiguous
+
+  !> False for wrapped memory (and views of it).
+  logical function view_is_managed(this, stat)
+    class(taskdag_view), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(c_int) :: out
+
+    out = 0
+    call report(td_view_is_managed(this%handle, out), stat)
+    view_is_managed = out /= 0
+  end function view_is_managed
+
+  !> Views sharing the array: subviews and mirror views count; variables sharing one view by
+  !> assignment count once.
+  function view_use_count(this, stat) result(count)
+    class(taskdag_view), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(int64) :: count
+    integer(c_size_t) :: out
+
+    out = 0
+    call report(td_view_use_count(this%handle, out), stat)
+    count = int(out, int64)
+  end function view_use_count
+
+  !> Releases this variable's reference; the last reference to an array frees it (never
+  !> wrapped memory). Releasing an empty variable does nothing.
+  subroutine view_release(this, stat)
+    class(taskdag_view), intent(inout) :: this
+    integer, intent(out), optional :: stat
+    integer(c_int) :: status
+
+    status = td_view_release(this%handle)
+    this%handle = c_null_ptr
+    call report(status, stat)
+  end subroutine view_release
+
+  !> True if the variable holds a view.
+  logical function view_is_created(this)
+    class(taskdag_view), intent(in) :: this
+
+    view_is_created = c_associated(this%handle)
+  end function view_is_created
+
+  !> The td_view handle for the C interfaces; still owned by the variable.
+  function view_c_handle(this) result(handle)
+    class(taskdag_view), intent(in) :: this
+    type(c_ptr) :: handle
+
+    handle = this%handle
+  end function view_c_handle
+
+  !> `lhs = rhs`: lhs shares rhs's view (one more reference) and releases its previous one.
+  subroutine view_assign(lhs, rhs)
+    class(taskdag_view), intent(inout) :: lhs
+    class(taskdag_view), intent(in) :: rhs
+    type(c_ptr) :: previous
+
+    if (c_associated(rhs%handle)) call report(td_view_retain(rhs%handle))
+    previous = lhs%handle
+    lhs%handle = rhs%handle
+    call report(td_view_release(previous))
+  end subroutine view_assign
+
+  !> Releases a reference the program did not release itself.
+  subroutine view_finalize(this)
+    type(taskdag_view), intent(inout) :: this
+    integer(c_int) :: status
+
+    status = td_view_release(this%handle)
+    this%handle = c_null_ptr
+  end subroutine view_finalize
 
 end module taskdag

@@ -30,6 +30,18 @@
 #define TD_VERSION_PATCH 0
 
 /**
+ * td_view_args.flags: leave new memory uninitialized (default: zero-filled).
+ */
+#define TD_VIEW_NO_INIT 1
+
+/**
+ * td_view_args.flags: pad the stride-one extent of TD_LAYOUT_RIGHT/LEFT so that each row
+ * (column) starts on a 64-byte cache line, for elements that tile a cache line and rows longer
+ * than four cache lines. The strides then show the padding (td_view_stride).
+ */
+#define TD_VIEW_PAD 2
+
+/**
  * Index of the count of failed allocations (exact) in a device pool's usage counters.
  */
 #define TD_DEV_POOL_USAGE_FAILED_ALLOCATIONS 0
@@ -99,6 +111,16 @@
  * Set while a reassignment checks that the superblock is empty.
  */
 #define TD_POOL_HEADER_RECLAIMING (1 << 9)
+
+/**
+ * Cache-line size the padding aligns rows to, in bytes (Kokkos' MEMORY_ALIGNMENT).
+ */
+#define TD_VIEW_PAD_ALIGNMENT_BYTES 64
+
+/**
+ * The largest rank a view may have (004: "up to 8 ... dimensions (maximum rank)").
+ */
+#define TD_VIEW_MAX_RANK 8
 
 /**
  * Result of a taskdag call. `TD_OK` is zero; every other value is a failure whose details are in
@@ -208,6 +230,17 @@ typedef struct td_space td_space;
  * the duration of the callback, on the calling thread.
  */
 typedef struct td_team td_team;
+
+/**
+ * A view: a reference to a multidimensional array of rank 0..8 with a label, an element type,
+ * extents, a layout and a memory space. Reference-counted: td_view_retain adds a reference to
+ * the same view (a shallow copy); the array is freed when the last reference to it, and to
+ * every subview and host mirror view of it, is released.
+ *
+ * Elements are shared memory: td_view_deep_copy, td_view_fill and td_view_resize must not run
+ * while another thread accesses the elements they write (or writes those they read).
+ */
+typedef struct td_view td_view;
 
 /**
  * Arguments of td_initialize. Initialize with TD_INIT_ARGS_INIT, then set the fields you need.
@@ -558,6 +591,89 @@ typedef struct td_instance_request {
 typedef void (*td_instance_fn)(struct td_space *instance, size_t index, void *user);
 
 /**
+ * The value type of a view's elements, one of the TD_ELEMENT_* values.
+ */
+typedef int32_t td_element_type;
+
+/**
+ * How indices map to memory, one of the TD_LAYOUT_* values.
+ */
+typedef int32_t td_layout;
+
+/**
+ * Arguments of td_view_create and td_view_wrap. Initialize with TD_VIEW_ARGS_INIT, then set
+ * `element_type`, `rank`, `extents` and `label`.
+ */
+typedef struct td_view_args {
+  /**
+   * sizeof(td_view_args) as the caller was compiled; set by TD_VIEW_ARGS_INIT.
+   */
+  size_t struct_size;
+  /**
+   * One of TD_ELEMENT_*. Required.
+   */
+  td_element_type element_type;
+  /**
+   * Bytes per element for TD_ELEMENT_OPAQUE (at least 1); ignored for the other types.
+   */
+  size_t element_size;
+  /**
+   * Number of dimensions, 0..8 (0: a single element).
+   */
+  int rank;
+  /**
+   * Extent of each dimension 0..rank-1, each at least 1; later entries are ignored.
+   */
+  size_t extents[TD_VIEW_MAX_RANK];
+  /**
+   * One of TD_LAYOUT_*; TD_LAYOUT_RIGHT by default.
+   */
+  td_layout layout;
+  /**
+   * Strides in elements of dimensions 0..rank-1 for TD_LAYOUT_STRIDE (ignored otherwise).
+   * They must not alias: ordered by stride, each stride must exceed the largest offset the
+   * smaller-stride dimensions reach.
+   */
+  size_t strides[TD_VIEW_MAX_RANK];
+  /**
+   * Names the view in error messages (copied; need not be unique). NULL: "".
+   */
+  const char *label;
+  /**
+   * Where the elements live: TD_SPACE_HOST (the CUDA spaces come with the CUDA back-end).
+   */
+  td_memory_space memory_space;
+  /**
+   * TD_VIEW_NO_INIT, TD_VIEW_PAD, or'ed; 0 by default.
+   */
+  uint32_t flags;
+} td_view_args;
+
+/**
+ * What td_slice.kind selects, one of the TD_SLICE_* values.
+ */
+typedef int32_t td_slice_kind;
+
+/**
+ * What td_view_subview keeps of one dimension. Write them with TD_ALL, TD_INDEX(i) and
+ * TD_RANGE(b, e).
+ */
+typedef struct td_slice {
+  /**
+   * TD_SLICE_ALL, TD_SLICE_INDEX or TD_SLICE_RANGE.
+   */
+  td_slice_kind kind;
+  /**
+   * The index (TD_SLICE_INDEX) or the first index of the range (TD_SLICE_RANGE).
+   */
+  int64_t begin;
+  /**
+   * One past the last index of the range (TD_SLICE_RANGE); ignored otherwise.
+   */
+  int64_t end;
+} td_slice;
+
+/**
  * A scheduling priority, one of TD_PRIORITY_*.
  */
 typedef int32_t td_priority;
@@ -631,6 +747,101 @@ typedef int32_t td_priority;
  * double.
  */
 #define TD_SCALAR_DOUBLE 3
+
+/**
+ * int8_t.
+ */
+#define TD_ELEMENT_INT8 1
+
+/**
+ * int16_t.
+ */
+#define TD_ELEMENT_INT16 2
+
+/**
+ * int32_t.
+ */
+#define TD_ELEMENT_INT32 3
+
+/**
+ * int64_t.
+ */
+#define TD_ELEMENT_INT64 4
+
+/**
+ * uint8_t.
+ */
+#define TD_ELEMENT_UINT8 5
+
+/**
+ * uint16_t.
+ */
+#define TD_ELEMENT_UINT16 6
+
+/**
+ * uint32_t.
+ */
+#define TD_ELEMENT_UINT32 7
+
+/**
+ * uint64_t.
+ */
+#define TD_ELEMENT_UINT64 8
+
+/**
+ * float.
+ */
+#define TD_ELEMENT_FLOAT 9
+
+/**
+ * double.
+ */
+#define TD_ELEMENT_DOUBLE 10
+
+/**
+ * float _Complex / std::complex<float>: two floats.
+ */
+#define TD_ELEMENT_COMPLEX_FLOAT 11
+
+/**
+ * double _Complex / std::complex<double>: two doubles.
+ */
+#define TD_ELEMENT_COMPLEX_DOUBLE 12
+
+/**
+ * Plain bytes of `element_size` each: a user struct that a byte copy moves correctly.
+ */
+#define TD_ELEMENT_OPAQUE 13
+
+/**
+ * Right-most index stride-one (C order, row-major); the default.
+ */
+#define TD_LAYOUT_RIGHT 0
+
+/**
+ * Left-most index stride-one (Fortran order, column-major).
+ */
+#define TD_LAYOUT_LEFT 1
+
+/**
+ * Explicit strides (in elements), one per dimension.
+ */
+#define TD_LAYOUT_STRIDE 2
+
+/**
+ * The whole dimension.
+ */
+#define TD_SLICE_ALL 0
+
+/**
+ * One index (`begin`); the dimension disappears from the subview.
+ */
+#define TD_SLICE_INDEX 1
+
+/**
+ * The half-open range [`begin`, `end`), not empty; the subview's indices start at 0.
+ */
+#define TD_SLICE_RANGE 2
 
 
 
@@ -1200,6 +1411,282 @@ enum td_status td_team_parallel_reduce(const struct td_team *team,
                                        td_scalar_type type,
                                        void *result);
 
+/**
+ * Allocates a view: `rank` extents, zero-filled unless `args->flags` has TD_VIEW_NO_INIT.
+ *
+ * Ownership: on success `*out` holds a new view with one reference, released with
+ * td_view_release. On failure `*out` is not written.
+ * Thread safety: any thread, after td_initialize.
+ *
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args` or `out` NULL); TD_ERROR_STRUCT_SIZE;
+ * TD_ERROR_INVALID_ARGUMENT (unknown element type, layout, flags or space; rank above 8; a zero
+ * extent; a size above the address space; LayoutStride strides that alias: the message names
+ * the label and the dimension); TD_ERROR_UNAVAILABLE (a CUDA memory space, until the CUDA
+ * back-end); TD_ERROR_OUT_OF_MEMORY; TD_ERROR_NOT_INITIALIZED.
+ */
+enum td_status td_view_create(const struct td_view_args *args, struct td_view **out);
+
+/**
+ * Makes an unmanaged view of the caller's memory at `data`, shaped by `args` (004, "Wrapping
+ * your memory in a View"). Nothing is copied or initialized; taskdag never frees `data`.
+ * `data` must hold the view's span (td_view_span) of elements laid out as `args` says, and stay
+ * valid while the view or any view made from it lives. A Fortran array is TD_LAYOUT_LEFT with
+ * its shape as the extents.
+ *
+ * Ownership: as td_view_create; `data` stays the caller's.
+ * Thread safety: any thread, after td_initialize.
+ *
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args`, `out` or `data` NULL; for `data` the message
+ * names the label and the extents); the statuses of td_view_create except
+ * TD_ERROR_OUT_OF_MEMORY.
+ */
+enum td_status td_view_wrap(const struct td_view_args *args, void *data, struct td_view **out);
+
+/**
+ * Adds a reference to `view` (a shallow copy that shares the same array); each reference is
+ * released with td_view_release.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_retain(struct td_view *view);
+
+/**
+ * Releases one reference to `view`. The array is freed when no reference to it, to a subview
+ * of it or to a host mirror view of it remains (never for wrapped memory). NULL is a no-op.
+ *
+ * Thread safety: any thread, but no other thread may use this reference concurrently.
+ * Returns TD_OK; TD_ERROR_INVALID_HANDLE (wrong type or already released).
+ */
+enum td_status td_view_release(struct td_view *view);
+
+/**
+ * Writes the rank (0..8) of `view` to `*out`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_rank(const struct td_view *view, int *out);
+
+/**
+ * Writes the extent of dimension `dim` (0..rank-1) to `*out`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE;
+ * TD_ERROR_INVALID_ARGUMENT (`dim` outside 0..rank-1; the message names the label).
+ */
+enum td_status td_view_extent(const struct td_view *view, int dim, size_t *out);
+
+/**
+ * Writes the stride of dimension `dim` (0..rank-1), in elements, to `*out`: element
+ * (i0, i1, ...) is at `data + element_size * (i0 * stride(0) + i1 * stride(1) + ...)`.
+ *
+ * Thread safety: any thread. Returns as td_view_extent.
+ */
+enum td_status td_view_stride(const struct td_view *view, int dim, size_t *out);
+
+/**
+ * Writes the span of `view` to `*out`: the number of elements from the first element to one
+ * past the last, gaps (padding, or the parent's elements between a subview's) included. The
+ * view is contiguous when the span equals the product of the extents.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_span(const struct td_view *view, size_t *out);
+
+/**
+ * Writes the address of element (0, ..., 0) to `*out`; it stays valid while the view (or any
+ * view of its array) lives.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_data(const struct td_view *view, void **out);
+
+/**
+ * Writes the layout (TD_LAYOUT_RIGHT, TD_LAYOUT_LEFT or TD_LAYOUT_STRIDE) to `*out`. A subview
+ * keeps its parent's layout while its strides still have that layout's form and is
+ * TD_LAYOUT_STRIDE otherwise.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_layout(const struct td_view *view, td_layout *out);
+
+/**
+ * Writes the element type (TD_ELEMENT_*) to `*out`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_element_type(const struct td_view *view, td_element_type *out);
+
+/**
+ * Writes the size of one element in bytes to `*out`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_element_size(const struct td_view *view, size_t *out);
+
+/**
+ * Writes the label to `*out`. Subviews and mirror views share their array's label; a mirror
+ * is labelled "<label>_mirror".
+ *
+ * Ownership: the string belongs to the view and stays valid while the view (or any view of
+ * its array) lives; do not free it.
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_label(const struct td_view *view, const char **out);
+
+/**
+ * Writes 1 to `*out` if the elements fill the span without gaps, else 0.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_is_contiguous(const struct td_view *view, int *out);
+
+/**
+ * Writes 1 to `*out` if taskdag owns the array (td_view_create), 0 for wrapped memory
+ * (td_view_wrap) and views of it.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_is_managed(const struct td_view *view, int *out);
+
+/**
+ * Writes the memory space of the elements (TD_SPACE_*) to `*out`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_memory_space(const struct td_view *view, td_memory_space *out);
+
+/**
+ * Writes to `*out` how many views share this view's array: its references' views, subviews,
+ * and host mirror views (Kokkos' use_count). Several references to one td_view count once.
+ *
+ * Thread safety: any thread; exact while no other thread creates or releases views of it.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_use_count(const struct td_view *view, size_t *out);
+
+/**
+ * Writes the address of element (indices[0], ..., indices[rank-1]) to `*out`, after checking
+ * each index against its extent. `indices` holds `rank` values (NULL for rank 0).
+ *
+ * For loops over many elements, compute addresses directly instead: query td_view_data,
+ * td_view_element_size and td_view_stride once, then element (i0, i1, ...) is at
+ * `(char*)data + element_size * (i0 * stride0 + i1 * stride1 + ...)`; or call
+ * td_view_ptr_unchecked.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE;
+ * TD_ERROR_INVALID_ARGUMENT (an index outside [0, extent): the message names the label, the
+ * dimension and the index).
+ */
+enum td_status td_view_ptr(const struct td_view *view, const int64_t *indices, void **out);
+
+/**
+ * The address of element (indices[0], ..., indices[rank-1]) WITHOUT bounds checks: the fast
+ * form of td_view_ptr. Indices outside [0, extent) give an address outside the view, which
+ * must not be accessed. The handle is still checked: NULL is returned, with td_last_error()
+ * set, for an invalid handle or NULL `indices` with rank > 0.
+ *
+ * Thread safety: any thread.
+ */
+void *td_view_ptr_unchecked(const struct td_view *view, const int64_t *indices);
+
+/**
+ * Allocates a host view with `view`'s element type, extents and layout (padded if `view` is;
+ * a LayoutStride view gets compact strides in the same dimension order), labelled
+ * "<label>_mirror" and zero-filled. The elements are not copied: use td_view_deep_copy.
+ *
+ * Ownership: on success `*out` holds a new view with one reference (td_view_release).
+ * Thread safety: any thread.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_OUT_OF_MEMORY.
+ */
+enum td_status td_view_create_mirror(const struct td_view *view, struct td_view **out);
+
+/**
+ * Like td_view_create_mirror, except that a view whose memory the host can access already
+ * (TD_SPACE_HOST) is not copied: `*out` is then a new reference to the same array, and
+ * td_view_deep_copy between the two does nothing (004, create_mirror_view).
+ *
+ * Ownership: on success `*out` holds a new view with one reference (td_view_release).
+ * Thread safety: any thread.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_OUT_OF_MEMORY.
+ */
+enum td_status td_view_create_mirror_view(const struct td_view *view, struct td_view **out);
+
+/**
+ * Copies every element of `src` to the element with the same indices in `dst`. Layouts and
+ * strides may differ (the copy permutes, in cache-sized tiles on the host's threads); element
+ * types, ranks and extents must be equal. Two contiguous views of one layout are copied with
+ * memcpy. `dst` and `src` may share memory: the result is as if `src` were read first.
+ *
+ * Thread safety: any thread; no other thread may access `dst`'s elements, or write `src`'s,
+ * during the call.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT
+ * (different element types, ranks or extents: the message names both labels and the
+ * dimension); TD_ERROR_OUT_OF_MEMORY (overlapping views need a staging copy).
+ */
+enum td_status td_view_deep_copy(struct td_view *dst, const struct td_view *src);
+
+/**
+ * Writes the element at `value` (element_size bytes, e.g. a `double*` for TD_ELEMENT_DOUBLE)
+ * to every element of `dst` (deep_copy of a scalar).
+ *
+ * Thread safety: any thread; no other thread may access `dst`'s elements during the call.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_view_fill(struct td_view *dst, const void *value);
+
+/**
+ * Makes a view of part of `view`'s elements. `slices` holds `count` entries, one per dimension
+ * (`count` must equal the rank): TD_ALL keeps the dimension, TD_INDEX(i) fixes it at index i
+ * (the dimension disappears, so the rank drops by one), TD_RANGE(b, e) keeps indices [b, e)
+ * renumbered from 0. For example, column 2 of a matrix:
+ *
+ * ```c
+ * td_slice column[2] = { TD_ALL, TD_INDEX(2) };
+ * td_view_subview(matrix, column, 2, &col);
+ * ```
+ *
+ * The subview shares the memory and the label, and keeps the array alive. Its layout is the
+ * parent's while the strides allow, else TD_LAYOUT_STRIDE.
+ *
+ * Ownership: on success `*out` holds a new view with one reference (td_view_release).
+ * Thread safety: any thread.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT
+ * (`count` other than the rank, an unknown kind, an index or range outside the extent or an
+ * empty range: the message names the label and the dimension).
+ */
+enum td_status td_view_subview(const struct td_view *view,
+                               const struct td_slice *slices,
+                               size_t count,
+                               struct td_view **out);
+
+/**
+ * Reassigns `*view` to a new zero-filled array with the `rank` extents at `extents` (same
+ * label, element type, layout, padding and space), holding the old elements in the index
+ * range both shapes share (004, resize). `rank` must equal the view's rank.
+ *
+ * Ownership: on success the caller's reference in `*view` is released and `*view` receives a
+ * new view with one reference. Other references to the old view, and its subviews, keep the
+ * old array. On failure `*view` is unchanged.
+ * Thread safety: any thread; no other thread may use the reference in `*view` or write the
+ * old elements during the call.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT
+ * (an unmanaged or TD_LAYOUT_STRIDE view; `rank` other than the view's; a zero or too large
+ * extent, naming the label and the dimension); TD_ERROR_OUT_OF_MEMORY.
+ */
+enum td_status td_view_resize(struct td_view **view, const size_t *extents, size_t rank);
+
+/**
+ * Reassigns `*view` to a new zero-filled array with the `rank` extents at `extents`, keeping no
+ * elements (004, realloc). The old array is released first: when no other view holds it, it
+ * is freed before the new one is allocated, so the two never exist at once.
+ *
+ * Ownership: on success the caller's reference in `*view` is released and `*view` receives a
+ * new view with one reference. On TD_ERROR_OUT_OF_MEMORY the reference was released already
+ * and `*view` is set to NULL. On the other failures `*view` is unchanged.
+ * Thread safety: as td_view_resize.
+ * Returns TD_OK; the statuses of td_view_resize.
+ */
+enum td_status td_view_realloc(struct td_view **view, const size_t *extents, size_t rank);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1220,3 +1707,12 @@ enum td_status td_team_parallel_reduce(const struct td_team *team,
 #define TD_REDUCER_INIT { sizeof(td_reducer), 0, NULL, NULL, NULL }
 /** A request for a sub-instance on any NUMA domain; set num_threads. */
 #define TD_INSTANCE_REQUEST_INIT { sizeof(td_instance_request), 0, 0, 0 }
+/** Default td_view_args: LayoutRight in host memory, zero-filled, no padding; set
+ *  element_type, rank, extents and label before td_view_create. */
+#define TD_VIEW_ARGS_INIT { sizeof(td_view_args), 0, 0, 0, { 0 }, TD_LAYOUT_RIGHT, { 0 }, NULL, TD_SPACE_HOST, 0 }
+/** td_slice initializers for td_view_subview: the whole dimension, */
+#define TD_ALL { TD_SLICE_ALL, 0, 0 }
+/** one index (the dimension disappears), */
+#define TD_INDEX(i) { TD_SLICE_INDEX, (i), 0 }
+/** or the half-open range [b, e). */
+#define TD_RANGE(b, e) { TD_SLICE_RANGE, (b), (e) }

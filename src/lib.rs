@@ -14,5 +14,6 @@ pub mod priority;
 pub mod runtime;
 mod sync;
 pub mod topology;
+pub mod view;
 
 pub use error::{Error, ErrorKind};

@@ -31,6 +31,7 @@ pub(crate) unsafe trait Handle: Sized {
 const KNOWN_TAGS: &[(u64, &str)] = &[
     (super::pool::td_pool::TAG, super::pool::td_pool::NAME),
     (super::space::td_space::TAG, super::space::td_space::NAME),
+    (super::view::td_view::TAG, super::view::td_view::NAME),
 ];
 
 pub(crate) struct Slot {

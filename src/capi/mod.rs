@@ -20,6 +20,9 @@ mod reduction;
 mod space;
 mod status;
 mod team;
+mod view;
+mod view_args;
+mod view_ops;
 
 pub use cuda::*;
 pub use error::{td_last_error, td_last_error_message};
@@ -32,3 +35,6 @@ pub use reduction::*;
 pub use space::*;
 pub use status::{td_status, td_status_string};
 pub use team::*;
+pub use view::*;
+pub use view_args::*;
+pub use view_ops::*;

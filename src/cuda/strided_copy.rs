@@ -14,8 +14,9 @@ use super::memory::{copy_bytes, DeviceBuffer};
 use crate::error::{Error, Result};
 use std::ffi::c_void;
 
-/// Most dimensions a strided copy takes.
-pub const MAX_RANK: usize = 8;
+/// Most dimensions a strided copy takes: a view's (the kernel's TD_STRIDED_COPY_MAX_RANK must
+/// match).
+pub use crate::view::MAX_RANK;
 
 /// The shape of a copy: `extents[d]` elements along dimension `d`, element `(i0, i1, ...)` at
 /// `sum(i_d * stride_d)` elements from each side's base.

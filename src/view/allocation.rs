@@ -1,0 +1,142 @@
+//! The allocation record behind views (004, "Allocation and reference-counting semantics"): the
+//! label, the memory space and the memory itself. Views share one record through an `Arc`, so a
+//! subview keeps its parent's memory alive and the last view frees it.
+//!
+//! `Memory` is the enum of backing allocations, and `allocate` is the one place that picks a
+//! memory space's allocator. The CUDA back-end plugs in here: a device variant of `Memory` with
+//! its free routine, and its spaces in `allocate`; views and their API stay as they are.
+
+use super::errors;
+use crate::error::Result;
+use crate::memory_space::MemorySpace;
+use std::alloc::{self, Layout};
+use std::ffi::{CStr, CString};
+use std::ptr::NonNull;
+
+/// Alignment of host allocations: a cache line, so that padded rows start on one (layout.rs).
+const HOST_ALIGNMENT: usize = 64;
+
+/// Where a view's elements live and who frees them.
+#[derive(Debug)]
+enum Memory {
+    /// Host memory from the global allocator, freed with `layout`.
+    Host { ptr: NonNull<u8>, layout: Layout },
+    /// A caller's memory wrapped by an unmanaged view (004, "Unmanaged"); never freed here.
+    Unmanaged { ptr: NonNull<u8> },
+}
+
+/// One allocation (or wrapped region) and its label, shared by every view of it.
+#[derive(Debug)]
+pub(crate) struct AllocationRecord {
+    label: CString,
+    /// The label as Rust text (lossy for labels from C that are not UTF-8).
+    text: String,
+    space: MemorySpace,
+    memory: Memory,
+}
+
+// SAFETY: the record owns its host memory like a `Box<[u8]>` (or refers to caller memory the
+// caller promised to keep valid, see `View::wrap`) and never reads or writes it itself; element
+// access goes through views, whose unsafe operations state the rules against data races.
+unsafe impl Send for AllocationRecord {}
+// SAFETY: as above; `&AllocationRecord` exposes only the label, the space and the address.
+unsafe impl Sync for AllocationRecord {}
+
+/// Checks that `label` can be handed to C (no interior NUL).
+pub(crate) fn c_label(label: &str) -> Result<CString> {
+    CString::new(label).map_err(|e| errors::label_has_nul(label, e.nul_position()))
+}
+
+impl AllocationRecord {
+    /// Allocates `bytes` (> 0) in `space` for the view `label`, zero-filled when `zeroed`.
+    ///
+    /// Errors: `Unavailable` for the CUDA spaces (until the CUDA back-end provides them),
+    /// `OutOfMemory` when the allocator refuses.
+    pub(crate) fn allocate(
+        label: CString,
+        space: MemorySpace,
+        bytes: usize,
+        zeroed: bool,
+    ) -> Result<AllocationRecord> {
+        let text = label.to_string_lossy().into_owned();
+        let memory = match space {
+            MemorySpace::Host => {
+                let layout = Layout::from_size_align(bytes, HOST_ALIGNMENT)
+                    .map_err(|_| errors::out_of_memory(&text, bytes, space))?;
+                // SAFETY: `bytes` > 0 (views have at least one element of at least one byte).
+                let ptr = unsafe {
+                    if zeroed {
+                        alloc::alloc_zeroed(layout)
+                    } else {
+                        alloc::alloc(layout)
+                    }
+                };
+                let ptr =
+                    NonNull::new(ptr).ok_or_else(|| errors::out_of_memory(&text, bytes, space))?;
+                Memory::Host { ptr, layout }
+            }
+            MemorySpace::Cuda | MemorySpace::CudaHostPinned => {
+                return Err(errors::space_unavailable(&text, space))
+            }
+        };
+        Ok(AllocationRecord {
+            label,
+            text,
+            space,
+            memory,
+        })
+    }
+
+    /// A record for caller memory at `ptr` in `space`, which taskdag never frees.
+    ///
+    /// Errors: `Unavailable` for the CUDA spaces (until the CUDA back-end provides them).
+    pub(crate) fn unmanaged(
+        label: CString,
+        space: MemorySpace,
+        ptr: NonNull<u8>,
+    ) -> Result<AllocationRecord> {
+        let text = label.to_string_lossy().into_owned();
+        if space != MemorySpace::Host {
+            return Err(errors::space_unavailable(&text, space));
+        }
+        Ok(AllocationRecord {
+            label,
+            text,
+            space,
+            memory: Memory::Unmanaged { ptr },
+        })
+    }
+
+    pub(crate) fn label(&self) -> &str {
+        &self.text
+    }
+
+    pub(crate) fn c_label(&self) -> &CStr {
+        &self.label
+    }
+
+    pub(crate) fn space(&self) -> MemorySpace {
+        self.space
+    }
+
+    /// The first byte of the memory.
+    pub(crate) fn base(&self) -> NonNull<u8> {
+        match self.memory {
+            Memory::Host { ptr, .. } | Memory::Unmanaged { ptr } => ptr,
+        }
+    }
+
+    /// True when taskdag owns the memory (frees it with the last view).
+    pub(crate) fn is_managed(&self) -> bool {
+        !matches!(self.memory, Memory::Unmanaged { .. })
+    }
+}
+
+impl Drop for AllocationRecord {
+    fn drop(&mut self) {
+        if let Memory::Host { ptr, layout } = self.memory {
+            // SAFETY: allocated in `allocate` with this layout; the last view is gone.
+            unsafe { alloc::dealloc(ptr.as_ptr(), layout) };
+        }
+    }
+}
