@@ -121,6 +121,35 @@ fn masks_take_the_ceiling_of_the_fraction() {
 }
 
 #[test]
+fn a_mask_applies_to_the_threads_the_space_dispatches_on() {
+    let space = pool(5);
+    let half = space.masked(0.5).unwrap();
+    // A full mask keeps a masked space as it is (a policy's default mask comes here).
+    assert_eq!(half.masked(1.0).unwrap().concurrency(), 3);
+    assert_eq!(half.masked(0.5).unwrap().concurrency(), 2);
+    let ranks = Mutex::new(Vec::new());
+    half.masked(1.0)
+        .unwrap()
+        .run_on_all(&|w| ranks.lock().unwrap().push(w.rank))
+        .unwrap();
+    let mut ranks = ranks.into_inner().unwrap();
+    ranks.sort_unstable();
+    assert_eq!(ranks, vec![0, 1, 2]);
+    // A masked space partitions only its own threads.
+    let req = |threads| InstanceRequest {
+        threads,
+        numa_count: 0,
+        cores_per_numa: 0,
+    };
+    let e = half
+        .run_instances(&[req(2), req(2)], &|_, _| {})
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().contains("has 3"), "{}", e.message());
+    half.run_instances(&[req(1), req(2)], &|_, _| {}).unwrap();
+}
+
+#[test]
 fn instances_are_disjoint_and_each_dispatches_on_its_own() {
     let space = pool(6);
     let requests = [
