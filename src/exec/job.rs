@@ -12,11 +12,15 @@
 //! stores `control_sleeping` then loads `remaining`; the last worker decrements `remaining` then
 //! loads `control_sleeping` (all SeqCst). If the control saw a non-zero count, the decrement
 //! follows its store in the total order, so the last worker sees `control_sleeping` and unparks.
+//! The control thread's handle, which the worker needs for that, is stored only when the control
+//! first prepares to park (most dispatches finish while it spins), before its `control_sleeping`
+//! store; the worker's SeqCst load that reads `true` synchronizes with that store, so the handle
+//! is visible to it.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
@@ -27,7 +31,8 @@ pub(crate) struct Job<'a> {
     work: &'a (dyn Fn(usize) + Sync),
     remaining: AtomicUsize,
     released: AtomicBool,
-    control: Thread,
+    /// Set by the control thread before it first sets `control_sleeping` (module comment).
+    control: OnceLock<Thread>,
     control_sleeping: AtomicBool,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
@@ -60,7 +65,9 @@ impl JobRef {
         job.run_rank(rank);
         if job.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
             if job.control_sleeping.load(Ordering::SeqCst) {
-                job.control.unpark();
+                if let Some(control) = job.control.get() {
+                    control.unpark();
+                }
             }
             // Release: the control thread's Acquire load sees every worker's writes (each
             // worker's fetch_sub precedes this store in the modification order of `remaining`).
@@ -76,7 +83,7 @@ impl<'a> Job<'a> {
             work,
             remaining: AtomicUsize::new(workers),
             released: AtomicBool::new(workers == 0),
-            control: std::thread::current(),
+            control: OnceLock::new(),
             control_sleeping: AtomicBool::new(false),
             panic: Mutex::new(None),
         }
@@ -96,15 +103,20 @@ impl<'a> Job<'a> {
 
     /// Blocks until every worker has finished with the job; rethrows the first panic.
     pub(crate) fn wait(&self) {
-        let start = Instant::now();
+        // The clock is read only once polling has gone on for a while: most dispatches end
+        // before that, and reading it costs as much as a short dispatch's bookkeeping.
+        let mut start: Option<Instant> = None;
         let mut polls: u32 = 0;
         // Acquire: see the workers' writes (pairs with the Release store in `execute`).
         while !self.released.load(Ordering::Acquire) {
             polls = polls.wrapping_add(1);
-            if polls % 64 != 0 || start.elapsed() < SPIN_BEFORE_PARK {
+            if polls % 64 != 0
+                || start.get_or_insert_with(Instant::now).elapsed() < SPIN_BEFORE_PARK
+            {
                 std::hint::spin_loop();
                 continue;
             }
+            self.control.get_or_init(std::thread::current);
             self.control_sleeping.store(true, Ordering::SeqCst);
             if self.remaining.load(Ordering::SeqCst) != 0 {
                 std::thread::park();

@@ -76,14 +76,18 @@ impl Mailbox {
 
     /// Blocks the owner until something is posted: polls, then parks.
     pub(crate) fn wait(&self) -> Delivery {
-        let start = Instant::now();
+        // The clock is read only after a first stretch of polling, so a worker that finds the
+        // next job at once (back-to-back dispatches) never pays for it.
+        let mut start: Option<Instant> = None;
         let mut polls: u32 = 0;
         loop {
             if let Some(d) = self.take() {
                 return d;
             }
             polls = polls.wrapping_add(1);
-            if polls % 64 != 0 || start.elapsed() < SPIN_BEFORE_PARK {
+            if polls % 64 != 0
+                || start.get_or_insert_with(Instant::now).elapsed() < SPIN_BEFORE_PARK
+            {
                 std::hint::spin_loop();
                 continue;
             }

@@ -149,7 +149,7 @@ impl Space {
         self.inner
             .threads
             .as_ref()
-            .map_or(true, |t| t.control == std::thread::current().id())
+            .map_or(true, |t| t.control == current::thread_id())
     }
 
     /// The same instance restricted to the first ⌈fraction × threads⌉ of the threads this
@@ -277,7 +277,7 @@ impl Drop for BusyGuard<'_> {
 
 impl ThreadsInstance {
     fn enter(&self, what: &str) -> Result<BusyGuard<'_>> {
-        if self.control != std::thread::current().id() {
+        if self.control != current::thread_id() {
             return Err(Error::new(
                 ErrorKind::WrongThread,
                 format!(

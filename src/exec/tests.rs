@@ -50,6 +50,25 @@ fn workers_wake_after_parking() {
 }
 
 #[test]
+fn a_parked_control_thread_is_woken_by_the_last_worker() {
+    let space = pool(3);
+    let count = AtomicUsize::new(0);
+    // Workers that take from well below to well above the control's spin budget, so the last
+    // one finishes both before and after the control parks (and publishes its handle).
+    for micros in [0u64, 20, 40, 60, 100, 1000, 5000] {
+        space
+            .run_on_all(&|w| {
+                if w.rank != 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(micros * w.rank as u64));
+                }
+                count.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+    }
+    assert_eq!(count.load(Ordering::Relaxed), 21);
+}
+
+#[test]
 fn dispatch_from_another_thread_is_rejected() {
     let space = pool(2);
     let s = space.clone();
