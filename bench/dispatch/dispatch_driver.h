@@ -21,9 +21,12 @@
  * Kernels (--kernel):
  *   for        `--dispatches D` empty parallel_for dispatches over [0, threads) (one index per
  *              thread); each index increments its own cache-line-padded counter, and every
- *              counter must read D after the repetition. Figure: wall time / D in µs.
- *   reduce     D parallel_reduce dispatches over [0, threads), each sum checked
- *              (= threads·(threads+1)/2). Figure: wall time / D in µs.
+ *              counter must read 2·D after the repetition. Figures: wall time of D back-to-back
+ *              dispatches / D in µs (us_per_dispatch), then the median of D more dispatches
+ *              timed one by one (us_median: robust against the multi-millisecond stalls a
+ *              shared machine inflicts on the mean, but it includes one clock read).
+ *   reduce     as `for` with parallel_reduce dispatches over [0, threads), each sum checked
+ *              (= threads·(threads+1)/2).
  *   bandwidth  a sum over `--mib M` MiB of doubles (values i mod 1024, so every association of
  *              the sum is exact and checked), `--passes P` sums per repetition. Figure: GB/s
  *              (bytes read / wall time) and the wall time per pass.
@@ -56,6 +59,7 @@ typedef struct dispatch_slot {
 
 static dispatch_params g_params;
 static dispatch_slot *g_slots;
+static double *g_single_ns; /* one entry per individually timed dispatch */
 
 static int impl_setup(int threads, char *err, size_t n);
 static int impl_for(int64_t n);
@@ -139,7 +143,13 @@ static void dispatch_print_common(FILE *f) {
             g_params.kernel, g_params.threads);
 }
 
-static void dispatch_measurement(int rep, double wall_ns) {
+static int dispatch_compare_doubles(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* `median_ns` is the median of the individually timed dispatches (for and reduce kernels). */
+static void dispatch_measurement(int rep, double wall_ns, double median_ns) {
     printf("{\"type\":\"measurement\",");
     dispatch_print_common(stdout);
     printf(",\"rep\":%d,\"warmup\":%s,\"wall_ns\":%.0f", rep - g_params.warmup,
@@ -149,40 +159,52 @@ static void dispatch_measurement(int rep, double wall_ns) {
         printf(",\"gb_per_s\":%.4f,\"ms_per_pass\":%.4f", bytes / wall_ns,
                wall_ns / 1e6 / g_params.passes);
     } else {
-        printf(",\"us_per_dispatch\":%.5f", wall_ns / 1e3 / (double)g_params.dispatches);
+        printf(",\"us_per_dispatch\":%.5f,\"us_median\":%.5f", wall_ns / 1e3 / (double)g_params.dispatches,
+               median_ns / 1e3);
     }
     printf("}\n");
     fflush(stdout);
 }
 
-/* One repetition of the for or reduce kernel; returns its wall time in ns. */
-static double dispatch_overhead_rep(int rep) {
+/* One for or reduce dispatch over [0, n), checked. */
+static void dispatch_once(int is_for, int64_t n, long long d, int rep) {
+    const int64_t expected = n * (n + 1) / 2;
+    if (is_for) {
+        if (impl_for(n) != 0) bench_die(BENCH_EXIT_WRONG, "parallel_for %lld of repetition %d failed", d, rep);
+    } else {
+        int64_t sum = -1;
+        if (impl_reduce(n, &sum) != 0)
+            bench_die(BENCH_EXIT_WRONG, "parallel_reduce %lld of repetition %d failed", d, rep);
+        if (sum != expected)
+            bench_die(BENCH_EXIT_WRONG, "parallel_reduce %lld of repetition %d: sum %lld, expected %lld", d, rep,
+                      (long long)sum, (long long)expected);
+    }
+}
+
+/* One repetition of the for or reduce kernel: D dispatches timed together (returns their wall
+ * time in ns), then D timed one by one (their median goes to *median_ns). */
+static double dispatch_overhead_rep(int rep, double *median_ns) {
     const int64_t n = g_params.threads;
     const int is_for = !strcmp(g_params.kernel, "for");
-    const int64_t expected = n * (n + 1) / 2;
     uint64_t t0, t1;
     long long d;
     int64_t i;
     for (i = 0; i < n; ++i) g_slots[i].count = 0;
     t0 = bench_now_ns();
-    for (d = 0; d < g_params.dispatches; ++d) {
-        if (is_for) {
-            if (impl_for(n) != 0) bench_die(BENCH_EXIT_WRONG, "parallel_for %lld of repetition %d failed", d, rep);
-        } else {
-            int64_t sum = -1;
-            if (impl_reduce(n, &sum) != 0)
-                bench_die(BENCH_EXIT_WRONG, "parallel_reduce %lld of repetition %d failed", d, rep);
-            if (sum != expected)
-                bench_die(BENCH_EXIT_WRONG, "parallel_reduce %lld of repetition %d: sum %lld, expected %lld", d,
-                          rep, (long long)sum, (long long)expected);
-        }
-    }
+    for (d = 0; d < g_params.dispatches; ++d) dispatch_once(is_for, n, d, rep);
     t1 = bench_now_ns();
+    for (d = 0; d < g_params.dispatches; ++d) {
+        const uint64_t s0 = bench_now_ns();
+        dispatch_once(is_for, n, d, rep);
+        g_single_ns[d] = (double)(bench_now_ns() - s0);
+    }
+    qsort(g_single_ns, (size_t)g_params.dispatches, sizeof *g_single_ns, dispatch_compare_doubles);
+    *median_ns = g_single_ns[g_params.dispatches / 2];
     if (is_for)
         for (i = 0; i < n; ++i)
-            if (g_slots[i].count != g_params.dispatches)
+            if (g_slots[i].count != 2 * g_params.dispatches)
                 bench_die(BENCH_EXIT_WRONG, "repetition %d: index %lld was visited %lld times, expected %lld", rep,
-                          (long long)i, (long long)g_slots[i].count, g_params.dispatches);
+                          (long long)i, (long long)g_slots[i].count, 2 * g_params.dispatches);
     return (double)(t1 - t0);
 }
 
@@ -214,7 +236,8 @@ int main(int argc, char **argv) {
     if (impl_setup(g_params.threads, err, sizeof err) != 0)
         bench_die(BENCH_EXIT_UNSUPPORTED, "%s setup failed: %s", IMPL_NAME, err);
     g_slots = (dispatch_slot *)aligned_alloc(128, sizeof(dispatch_slot) * (size_t)g_params.threads);
-    if (!g_slots) bench_die(BENCH_EXIT_WRONG, "out of memory");
+    g_single_ns = (double *)malloc(sizeof(double) * (size_t)g_params.dispatches);
+    if (!g_slots || !g_single_ns) bench_die(BENCH_EXIT_WRONG, "out of memory");
     if (bandwidth) {
         int64_t i;
         n = (int64_t)(g_params.mib * 1048576 / (long long)sizeof(double));
@@ -237,11 +260,14 @@ int main(int argc, char **argv) {
     fflush(stdout);
 
     for (rep = 0; rep < g_params.warmup + g_params.reps; ++rep) {
-        const double wall = bandwidth ? dispatch_bandwidth_rep(rep, a, n, expected) : dispatch_overhead_rep(rep);
-        dispatch_measurement(rep, wall);
+        double median = 0.0;
+        const double wall =
+            bandwidth ? dispatch_bandwidth_rep(rep, a, n, expected) : dispatch_overhead_rep(rep, &median);
+        dispatch_measurement(rep, wall, median);
     }
     impl_teardown();
     free(a);
+    free(g_single_ns);
     free(g_slots);
     printf("{\"type\":\"done\",\"valid\":true,");
     dispatch_print_common(stdout);

@@ -68,6 +68,68 @@ fn a_parked_control_thread_is_woken_by_the_last_worker() {
     assert_eq!(count.load(Ordering::Relaxed), 21);
 }
 
+/// Many dispatches with uneven, randomly delayed ranks (more threads than this machine may
+/// have cores, so threads are also preempted), interleaved with partitions whose control
+/// threads dispatch too: every rank runs exactly once per dispatch, and no wake-up is lost
+/// (a lost one hangs the test).
+#[test]
+fn dispatch_stress_with_parking_preemption_and_partitions() {
+    let space = pool(5);
+    let runs: Vec<AtomicUsize> = (0..5).map(|_| AtomicUsize::new(0)).collect();
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let rounds = 2000;
+    for round in 0..rounds {
+        let r = next();
+        // Mostly back to back; sometimes a rank works past the control's spin budget, and
+        // sometimes the pool idles past the workers' spin budget.
+        let slow_rank = (r % 5) as usize;
+        let delay = match r % 97 {
+            0 => std::time::Duration::from_micros(300),
+            1..=3 => std::time::Duration::from_micros(60),
+            _ => std::time::Duration::ZERO,
+        };
+        if r % 211 == 0 {
+            std::thread::sleep(std::time::Duration::from_micros(150));
+        }
+        space
+            .run_on_all(&|w| {
+                if w.rank == slow_rank && !delay.is_zero() {
+                    std::thread::sleep(delay);
+                }
+                runs[w.rank].fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        if round % 100 == 0 {
+            let req = |threads| InstanceRequest {
+                threads,
+                numa_count: 0,
+                cores_per_numa: 0,
+            };
+            let inner = AtomicUsize::new(0);
+            space
+                .run_instances(&[req(2), req(3)], &|_, sub| {
+                    for _ in 0..20 {
+                        sub.run_on_all(&|_| {
+                            inner.fetch_add(1, Ordering::Relaxed);
+                        })
+                        .unwrap();
+                    }
+                })
+                .unwrap();
+            assert_eq!(inner.load(Ordering::Relaxed), 20 * 5);
+        }
+    }
+    for (rank, n) in runs.iter().enumerate() {
+        assert_eq!(n.load(Ordering::Relaxed), rounds, "rank {rank}");
+    }
+}
+
 #[test]
 fn dispatch_from_another_thread_is_rejected() {
     let space = pool(2);
