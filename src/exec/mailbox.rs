@@ -170,9 +170,10 @@ impl Mailbox {
 
     fn publish(&self) {
         let p = &*self.posting;
-        // Relaxed: the control thread is the only writer of `seq`, so it reads its own store.
-        let next = p.seq.load(Ordering::Relaxed) + 1;
-        p.seq.store(next, Ordering::Release);
+        // A read-modify-write, not a load and a store: a pool may be dropped (shutdown posted)
+        // by another thread than the control thread that posted last, and this way it still
+        // moves `seq` past the last value the worker saw. Release: the job fields.
+        p.seq.fetch_add(1, Ordering::Release);
         fence(Ordering::SeqCst);
         // Relaxed: ordered by the fences of the sleep handshake (module comment).
         if p.sleeping.load(Ordering::Relaxed) {
@@ -229,7 +230,7 @@ impl Mailbox {
 
     /// True once the owner finished the last job posted here.
     fn is_done(&self) -> bool {
-        // Relaxed for `seq`: the calling control thread is its only writer. Acquire for `done`:
+        // Relaxed for `seq`: the calling control thread wrote its last value. Acquire for `done`:
         // the worker's accesses to the job.
         self.owner.done.load(Ordering::Acquire) == self.posting.seq.load(Ordering::Relaxed)
     }
