@@ -6,7 +6,7 @@
 
 use super::current;
 use super::job::Job;
-use super::mailbox::{wait_for_workers, Delivery, Mailbox};
+use super::mailbox::{Delivery, Mailbox};
 use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,8 +66,6 @@ impl ThreadPool {
         if let Some(cpu) = shared.cpus[0] {
             core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
         }
-        // The creating thread is rank 0: the root instance's control thread.
-        shared.mailboxes[0].register_owner();
         current::enter_pool(shared.id, 0, shared.cpus[0]);
         let mut workers = Vec::with_capacity(n - 1);
         for rank in 1..n {
@@ -104,19 +102,16 @@ impl ThreadPool {
         self.shared.mailboxes.len()
     }
 
-    /// Runs `work(i)` for every `i` in `0..members.len()`: index 0 on the calling thread, which
-    /// must be pool rank `members[0]`, index `i` on pool rank `members[i]`. Blocks until all
-    /// return; rethrows a panic.
+    /// Runs `work(i)` for every `i` in `0..members.len()`: index 0 on the calling thread, index
+    /// `i` on pool rank `members[i]`. Blocks until all return; rethrows a panic.
     pub(crate) fn dispatch(&self, members: &[usize], work: &(dyn Fn(usize) + Sync)) {
-        let job = Job::new(work);
+        let job = Job::new(work, members.len() - 1);
         let job_ref = job.as_ref();
-        let control = members[0];
         for (i, &rank) in members.iter().enumerate().skip(1) {
-            self.shared.mailboxes[rank].post(job_ref, i, control);
+            self.shared.mailboxes[rank].post(job_ref, i);
         }
         job.run_rank(0);
-        wait_for_workers(&self.shared.mailboxes, control, &members[1..]);
-        job.rethrow_panic();
+        job.wait();
     }
 }
 
@@ -145,20 +140,12 @@ fn worker_main(shared: &Shared, rank: usize) {
         core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
     }
     current::enter_pool(shared.id, rank, shared.cpus[rank]);
-    let mut seen = 0;
     loop {
-        match mailbox.wait(&mut seen) {
+        match mailbox.wait() {
             Delivery::Shutdown => return,
-            Delivery::Job {
-                job,
-                rank: index,
-                control,
-            } => {
-                // SAFETY: the control thread keeps the job alive until it sees this worker's
-                // `finish` (mailbox.rs), and each delivery is executed once.
-                unsafe { job.execute(index) };
-                mailbox.finish(seen, &shared.mailboxes[control]);
-            }
+            // SAFETY: the control thread keeps the job alive until every posted worker has run
+            // `execute` (job.rs), and each delivery is executed exactly once.
+            Delivery::Job(job, index) => unsafe { job.execute(index) },
         }
     }
 }
