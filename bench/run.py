@@ -170,9 +170,60 @@ BENCHMARKS: list[Benchmark] = [
         metric=Metric("gb_per_s", "GB/s", False, "deep_copy bandwidth (bytes of one array / s)"),
         full_args=["--mib", "256"],
         quick_args=["--mib", "4"],
+        name="dispatch",
+        title="Data-parallel dispatch: empty parallel_for / parallel_reduce",
+        description=(
+            "Back-to-back dispatches over [0, threads), one index per thread: parallel_for "
+            "increments a padded per-index counter (every counter checked), parallel_reduce sums "
+            "i+1 (every sum checked); 20000 dispatches per repetition (200 in quick mode), timed "
+            "together (the figure), then 20000 more timed one by one (their median, an extra "
+            "figure that a shared machine's stalls do not inflate). "
+            "taskdag: root Threads instance of td_initialize with num_threads = threads (pinned "
+            "one per CPU), td_parallel_for / td_parallel_reduce with the default policy and C "
+            "callbacks. OpenMP: parallel for schedule(static) [reduction(+)], OMP_PROC_BIND=close "
+            "OMP_PLACES=cores set by the program. oneTBB: parallel_for / parallel_reduce with "
+            "static_partitioner under global_control(threads), threads pinned by an observer. "
+            "Figure: wall time / dispatches = us per dispatch (lower is better)."),
+        impls=[
+            Impl("taskdag", "bench_dispatch_taskdag", ours=True),
+            Impl("openmp", "bench_dispatch_openmp",
+                 note="GCC libgomp, OMP_PROC_BIND=close, OMP_PLACES=cores, default wait policy"),
+            Impl("tbb", "bench_dispatch_tbb",
+                 note="oneTBB, static_partitioner, threads pinned one per CPU"),
+        ],
+        configs=[Config("kernel=for", "parallel_for", ["--kernel", "for"]),
+                 Config("kernel=reduce", "parallel_reduce", ["--kernel", "reduce"])],
+        metric=Metric("us_per_dispatch", "us", True, "us per empty dispatch"),
+        extra_metrics=[Metric("us_median", "us", True,
+                              "median us of a dispatch timed alone (robust to stalls)")],
+        full_args=["--dispatches", "20000"],
+        quick_args=["--dispatches", "200"],
+    ),
+    Benchmark(
+        name="dispatch_bandwidth",
+        title="Data-parallel dispatch: sum reduction bandwidth",
+        description=(
+            "Sum of a 512 MiB array of doubles (16 MiB in quick mode), 5 sums per repetition, "
+            "each checked exactly (values are i mod 1024). The array is filled in parallel with "
+            "the same split as the sum (first touch). Every implementation runs the same "
+            "`omp simd` reduction loop on its part; OpenMP runs the STREAM-like `parallel for "
+            "simd reduction(+) schedule(static)` loop. Threads and pinning as in the dispatch "
+            "benchmark. Figure: bytes read / wall time = GB/s (higher is better)."),
+        impls=[
+            Impl("taskdag", "bench_dispatch_taskdag", ours=True),
+            Impl("openmp", "bench_dispatch_openmp",
+                 note="GCC libgomp, parallel for simd reduction, OMP_PROC_BIND=close, "
+                      "OMP_PLACES=cores"),
+            Impl("tbb", "bench_dispatch_tbb", note="oneTBB parallel_reduce, static_partitioner"),
+        ],
+        configs=[Config("kernel=bandwidth", "sum of doubles", ["--kernel", "bandwidth"])],
+        metric=Metric("gb_per_s", "GB/s", False, "GB/s read by a sum reduction"),
+        extra_metrics=[Metric("ms_per_pass", "ms", True, "ms per sum")],
+        full_args=["--mib", "512", "--passes", "5"],
+        quick_args=["--mib", "16", "--passes", "2"],
     ),
     # Benchmark(name="fib_task", ...), Benchmark(name="work_graph", ...),
-    # Benchmark(name="dispatch", ...), Benchmark(name="views", ...)  -- to come.
+    # Benchmark(name="views", ...)  -- to come.
 ]
 
 # Shared libraries that every Linux machine has (glibc and the loader); everything else a

@@ -658,6 +658,480 @@ module taskdag
     final :: view_finalize
   end type taskdag_view
 
+  ! ==========================================================================================
+  ! Execution spaces and data-parallel dispatch (003, 004): the C API (constants, structs,
+  ! interfaces), the callback interfaces, and the idiomatic types taskdag_space and
+  ! taskdag_team. Bodies are bind(c) procedures with the abstract interfaces below; they get
+  ! the caller's data as type(c_ptr) (pass c_loc of a target variable, recover it with
+  ! c_f_pointer). Ranges are half-open: [begin, end), int64 indices.
+  ! ==========================================================================================
+
+  !> td_exec_kind values.
+  integer(c_int), parameter, public :: TD_EXEC_SERIAL = 0
+  integer(c_int), parameter, public :: TD_EXEC_THREADS = 1
+  !> td_reduce_op values: the built-in reduction operators.
+  integer(c_int32_t), parameter, public :: TD_REDUCE_SUM = 0
+  integer(c_int32_t), parameter, public :: TD_REDUCE_MIN = 1
+  integer(c_int32_t), parameter, public :: TD_REDUCE_MAX = 2
+  integer(c_int32_t), parameter, public :: TD_REDUCE_PROD = 3
+  !> td_scalar_type values: the element types of built-in reductions.
+  integer(c_int32_t), parameter, public :: TD_SCALAR_INT32 = 0
+  integer(c_int32_t), parameter, public :: TD_SCALAR_INT64 = 1
+  integer(c_int32_t), parameter, public :: TD_SCALAR_FLOAT = 2
+  integer(c_int32_t), parameter, public :: TD_SCALAR_DOUBLE = 3
+
+  !> Indices [begin, end) to run over; start from td_range_policy_init().
+  type, bind(c), public :: td_range_policy
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int64_t) :: begin = 0
+    integer(c_int64_t) :: end = 0
+    integer(c_int64_t) :: chunk_size = 0   !< C uint64_t; 0 = one block per thread
+    real(c_double) :: mask = 1.0_c_double  !< fraction (0, 1] of the threads; 0 = all
+  end type td_range_policy
+
+  !> A league of teams; start from td_team_policy_init().
+  type, bind(c), public :: td_team_policy
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int64_t) :: league_size = 0
+    integer(c_int64_t) :: team_size = 0    !< 0 = the hardware threads of a core
+    integer(c_size_t) :: scratch_bytes = 0
+    real(c_double) :: mask = 1.0_c_double
+  end type td_team_policy
+
+  !> A sub-instance for td_space_run_instances; start from td_instance_request_init().
+  type, bind(c), public :: td_instance_request
+    integer(c_size_t) :: struct_size = 0
+    integer(c_size_t) :: num_threads = 0
+    integer(c_size_t) :: numa_count = 0
+    integer(c_size_t) :: cores_per_numa = 0
+  end type td_instance_request
+
+  !> A custom reduction (values of value_size bytes, init and join as c_funloc of bind(c)
+  !> procedures with the interfaces taskdag_reducer_init and taskdag_reducer_join); start from
+  !> td_reducer_init().
+  type, bind(c), public :: td_reducer
+    integer(c_size_t) :: struct_size = 0
+    integer(c_size_t) :: value_size = 0
+    type(c_funptr) :: init = c_null_funptr
+    type(c_funptr) :: join = c_null_funptr
+    type(c_ptr) :: user = c_null_ptr
+  end type td_reducer
+
+  public :: td_range_policy_init, td_team_policy_init, td_instance_request_init, td_reducer_init
+  public :: td_space_serial, td_space_threads, td_space_retain, td_space_release, td_space_kind
+  public :: td_space_concurrency, td_space_mask, td_space_thread_pool_size, td_space_fence
+  public :: td_space_run_instances, td_thread_pool_rank, td_hardware_thread_id
+  public :: td_max_hardware_threads, td_in_parallel
+  public :: td_parallel_for, td_parallel_reduce, td_parallel_reduce_custom, td_parallel_scan
+  public :: td_parallel_scan_custom, td_parallel_team
+  public :: td_team_rank, td_team_size, td_team_league_rank, td_team_league_size, td_team_barrier
+  public :: td_team_reduce, td_team_reduce_custom, td_team_scan, td_team_broadcast
+  public :: td_team_scratch, td_team_parallel_for, td_team_parallel_reduce
+
+  ! The C functions; see taskdag.h for ownership, thread safety and statuses. Callbacks are
+  ! type(c_funptr) (c_funloc of a bind(c) procedure).
+  interface
+    function td_space_serial(out) bind(c, name="td_space_serial") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_space_serial
+
+    function td_space_threads(out) bind(c, name="td_space_threads") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_space_threads
+
+    function td_space_retain(space) bind(c, name="td_space_retain") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: space
+      integer(c_int) :: status
+    end function td_space_retain
+
+    function td_space_release(space) bind(c, name="td_space_release") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: space
+      integer(c_int) :: status
+    end function td_space_release
+
+    function td_space_kind(space, out) bind(c, name="td_space_kind") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: space
+      integer(c_int), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_space_kind
+
+    function td_space_concurrency(space, out) bind(c, name="td_space_concurrency") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: space
+      integer(c_size_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_space_concurrency
+
+    function td_space_mask(space, fraction, out) bind(c, name="td_space_mask") result(status)
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: space
+      real(c_double), value :: fraction
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_space_mask
+
+    function td_space_thread_pool_size(space, depth, out) &
+        bind(c, name="td_space_thread_pool_size") result(status)
+      import :: c_int, c_ptr, c_int32_t, c_size_t
+      type(c_ptr), value :: space
+      integer(c_int32_t), value :: depth
+      integer(c_size_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_space_thread_pool_size
+
+    function td_space_fence(space) bind(c, name="td_space_fence") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: space
+      integer(c_int) :: status
+    end function td_space_fence
+
+    function td_space_run_instances(space, requests, count, control, user) &
+        bind(c, name="td_space_run_instances") result(status)
+      import :: c_int, c_ptr, c_size_t, c_funptr, td_instance_request
+      type(c_ptr), value :: space
+      type(td_instance_request), intent(in) :: requests(*)
+      integer(c_size_t), value :: count
+      type(c_funptr), value :: control
+      type(c_ptr), value :: user
+      integer(c_int) :: status
+    end function td_space_run_instances
+
+    function td_thread_pool_rank() bind(c, name="td_thread_pool_rank") result(rank)
+      import :: c_int64_t
+      integer(c_int64_t) :: rank
+    end function td_thread_pool_rank
+
+    function td_hardware_thread_id() bind(c, name="td_hardware_thread_id") result(id)
+      import :: c_int64_t
+      integer(c_int64_t) :: id
+    end function td_hardware_thread_id
+
+    function td_max_hardware_threads() bind(c, name="td_max_hardware_threads") result(n)
+      import :: c_size_t
+      integer(c_size_t) :: n
+    end function td_max_hardware_threads
+
+    function td_in_parallel() bind(c, name="td_in_parallel") result(inside)
+      import :: c_int
+      integer(c_int) :: inside
+    end function td_in_parallel
+
+    function td_parallel_for(space, policy, body, user) bind(c, name="td_parallel_for") &
+        result(status)
+      import :: c_int, c_ptr, c_funptr, td_range_policy
+      type(c_ptr), value :: space
+      type(td_range_policy), intent(in) :: policy
+      type(c_funptr), value :: body
+      type(c_ptr), value :: user
+      integer(c_int) :: status
+    end function td_parallel_for
+
+    function td_parallel_reduce(space, policy, body, user, op, scalar_type, result_value) &
+        bind(c, name="td_parallel_reduce") result(status)
+      import :: c_int, c_ptr, c_funptr, c_int32_t, td_range_policy
+      type(c_ptr), value :: space
+      type(td_range_policy), intent(in) :: policy
+      type(c_funptr), value :: body
+      type(c_ptr), value :: user
+      integer(c_int32_t), value :: op, scalar_type
+      type(c_ptr), value :: result_value
+      integer(c_int) :: status
+    end function td_parallel_reduce
+
+    function td_parallel_reduce_custom(space, policy, body, user, reducer, result_value) &
+        bind(c, name="td_parallel_reduce_custom") result(status)
+      import :: c_int, c_ptr, c_funptr, td_range_policy, td_reducer
+      type(c_ptr), value :: space
+      type(td_range_policy), intent(in) :: policy
+      type(c_funptr), value :: body
+      type(c_ptr), value :: user
+      type(td_reducer), intent(in) :: reducer
+      type(c_ptr), value :: result_value
+      integer(c_int) :: status
+    end function td_parallel_reduce_custom
+
+    function td_parallel_scan(space, policy, body, user, op, scalar_type, total) &
+        bind(c, name="td_parallel_scan") result(status)
+      import :: c_int, c_ptr, c_funptr, c_int32_t, td_range_policy
+      type(c_ptr), value :: space
+      type(td_range_policy), intent(in) :: policy
+      type(c_funptr), value :: body
+      type(c_ptr), value :: user
+      integer(c_int32_t), value :: op, scalar_type
+      type(c_ptr), value :: total
+      integer(c_int) :: status
+    end function td_parallel_scan
+
+    function td_parallel_scan_custom(space, policy, body, user, reducer, total) &
+        bind(c, name="td_parallel_scan_custom") result(status)
+      import :: c_int, c_ptr, c_funptr, td_range_policy, td_reducer
+      type(c_ptr), value :: space
+      type(td_range_policy), intent(in) :: policy
+      type(c_funptr), value :: body
+      type(c_ptr), value :: user
+      type(td_reducer), intent(in) :: reducer
+      type(c_ptr), value :: total
+      integer(c_int) :: status
+    end function td_parallel_scan_custom
+
+    function td_parallel_team(space, policy, body, user) bind(c, name="td_parallel_team") &
+        result(status)
+      import :: c_int, c_ptr, c_funptr, td_team_policy
+      type(c_ptr), value :: space
+      type(td_team_policy), intent(in) :: policy
+      type(c_funptr), value :: body
+      type(c_ptr), value :: user
+      integer(c_int) :: status
+    end function td_parallel_team
+
+    function td_team_rank(team) bind(c, name="td_team_rank") result(rank)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: team
+      integer(c_int64_t) :: rank
+    end function td_team_rank
+
+    function td_team_size(team) bind(c, name="td_team_size") result(size)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: team
+      integer(c_int64_t) :: size
+    end function td_team_size
+
+    function td_team_league_rank(team) bind(c, name="td_team_league_rank") result(rank)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: team
+      integer(c_int64_t) :: rank
+    end function td_team_league_rank
+
+    function td_team_league_size(team) bind(c, name="td_team_league_size") result(size)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: team
+      integer(c_int64_t) :: size
+    end function td_team_league_size
+
+    function td_team_barrier(team) bind(c, name="td_team_barrier") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: team
+      integer(c_int) :: status
+    end function td_team_barrier
+
+    function td_team_reduce(team, op, scalar_type, value) bind(c, name="td_team_reduce") &
+        result(status)
+      import :: c_int, c_ptr, c_int32_t
+      type(c_ptr), value :: team
+      integer(c_int32_t), value :: op, scalar_type
+      type(c_ptr), value :: value
+      integer(c_int) :: status
+    end function td_team_reduce
+
+    function td_team_reduce_custom(team, reducer, value) bind(c, name="td_team_reduce_custom") &
+        result(status)
+      import :: c_int, c_ptr, td_reducer
+      type(c_ptr), value :: team
+      type(td_reducer), intent(in) :: reducer
+      type(c_ptr), value :: value
+      integer(c_int) :: status
+    end function td_team_reduce_custom
+
+    function td_team_scan(team, op, scalar_type, inclusive, value, total) bind(c, name="td_team_scan") &
+        result(status)
+      import :: c_int, c_ptr, c_int32_t
+      type(c_ptr), value :: team
+      integer(c_int32_t), value :: op, scalar_type
+      integer(c_int), value :: inclusive
+      type(c_ptr), value :: value, total
+      integer(c_int) :: status
+    end function td_team_scan
+
+    function td_team_broadcast(team, value, bytes, root) bind(c, name="td_team_broadcast") &
+        result(status)
+      import :: c_int, c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: team
+      type(c_ptr), value :: value
+      integer(c_size_t), value :: bytes
+      integer(c_int64_t), value :: root
+      integer(c_int) :: status
+    end function td_team_broadcast
+
+    !> Team scratch memory; `bytes` (optional, C: NULL) receives its size.
+    function td_team_scratch(team, bytes) bind(c, name="td_team_scratch") result(memory)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: team
+      integer(c_size_t), intent(inout), optional :: bytes
+      type(c_ptr) :: memory
+    end function td_team_scratch
+
+    function td_team_parallel_for(team, begin, end, body, user) &
+        bind(c, name="td_team_parallel_for") result(status)
+      import :: c_int, c_ptr, c_int64_t, c_funptr
+      type(c_ptr), value :: team
+      integer(c_int64_t), value :: begin, end
+      type(c_funptr), value :: body
+      type(c_ptr), value :: user
+      integer(c_int) :: status
+    end function td_team_parallel_for
+
+    function td_team_parallel_reduce(team, begin, end, body, user, op, scalar_type, result_value) &
+        bind(c, name="td_team_parallel_reduce") result(status)
+      import :: c_int, c_ptr, c_int64_t, c_funptr, c_int32_t
+      type(c_ptr), value :: team
+      integer(c_int64_t), value :: begin, end
+      type(c_funptr), value :: body
+      type(c_ptr), value :: user
+      integer(c_int32_t), value :: op, scalar_type
+      type(c_ptr), value :: result_value
+      integer(c_int) :: status
+    end function td_team_parallel_reduce
+  end interface
+
+  ! The interfaces of user callbacks: write bind(c) procedures with these arguments.
+  public :: taskdag_range_body, taskdag_reduce_body_int32, taskdag_reduce_body_int64
+  public :: taskdag_reduce_body_real32, taskdag_reduce_body_real64, taskdag_scan_body
+  public :: taskdag_team_body, taskdag_instance_body, taskdag_reducer_init, taskdag_reducer_join
+
+  abstract interface
+    !> A parallel_for body: handles indices begin .. end-1.
+    subroutine taskdag_range_body(begin, end, user) bind(c)
+      import :: c_int64_t, c_ptr
+      integer(c_int64_t), value :: begin, end
+      type(c_ptr), value :: user
+    end subroutine taskdag_range_body
+
+    !> A parallel_reduce body: folds indices begin .. end-1 into `acc` (this thread's value).
+    subroutine taskdag_reduce_body_int32(begin, end, acc, user) bind(c)
+      import :: c_int64_t, c_int32_t, c_ptr
+      integer(c_int64_t), value :: begin, end
+      integer(c_int32_t), intent(inout) :: acc
+      type(c_ptr), value :: user
+    end subroutine taskdag_reduce_body_int32
+
+    subroutine taskdag_reduce_body_int64(begin, end, acc, user) bind(c)
+      import :: c_int64_t, c_ptr
+      integer(c_int64_t), value :: begin, end
+      integer(c_int64_t), intent(inout) :: acc
+      type(c_ptr), value :: user
+    end subroutine taskdag_reduce_body_int64
+
+    subroutine taskdag_reduce_body_real32(begin, end, acc, user) bind(c)
+      import :: c_int64_t, c_float, c_ptr
+      integer(c_int64_t), value :: begin, end
+      real(c_float), intent(inout) :: acc
+      type(c_ptr), value :: user
+    end subroutine taskdag_reduce_body_real32
+
+    subroutine taskdag_reduce_body_real64(begin, end, acc, user) bind(c)
+      import :: c_int64_t, c_double, c_ptr
+      integer(c_int64_t), value :: begin, end
+      real(c_double), intent(inout) :: acc
+      type(c_ptr), value :: user
+    end subroutine taskdag_reduce_body_real64
+
+    !> A td_parallel_scan body (C API): `update` points to the running value.
+    subroutine taskdag_scan_body(begin, end, update, final_pass, user) bind(c)
+      import :: c_int64_t, c_int, c_ptr
+      integer(c_int64_t), value :: begin, end
+      type(c_ptr), value :: update
+      integer(c_int), value :: final_pass
+      type(c_ptr), value :: user
+    end subroutine taskdag_scan_body
+
+    !> A parallel_team body: runs on every member; wrap `team` with taskdag_team_member(team).
+    subroutine taskdag_team_body(team, user) bind(c)
+      import :: c_ptr
+      type(c_ptr), value :: team, user
+    end subroutine taskdag_team_body
+
+    !> A run_instances control function: `instance` is borrowed (`call mine%retain(instance)`
+    !> makes a taskdag_space of it); `index` counts from 0.
+    subroutine taskdag_instance_body(instance, index, user) bind(c)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: instance
+      integer(c_size_t), value :: index
+      type(c_ptr), value :: user
+    end subroutine taskdag_instance_body
+
+    !> td_reducer%init: writes the identity into `value`.
+    subroutine taskdag_reducer_init(value, user) bind(c)
+      import :: c_ptr
+      type(c_ptr), value :: value, user
+    end subroutine taskdag_reducer_init
+
+    !> td_reducer%join: dst = dst (+) src.
+    subroutine taskdag_reducer_join(dst, src, user) bind(c)
+      import :: c_ptr
+      type(c_ptr), value :: dst, src, user
+    end subroutine taskdag_reducer_join
+  end interface
+
+  public :: taskdag_team_member, taskdag_in_parallel
+
+  !> An execution space instance (td_space): serial() for the Serial space, threads() for the
+  !> root instance of the Threads space (its control thread is the one that initialized the
+  !> runtime; only it may dispatch). Holds one reference; assignment shares it.
+  !>
+  !>   type(taskdag_space) :: space
+  !>   call space%threads()
+  !>   call space%parallel_for(0_int64, n, axpy_body, c_loc(data))
+  !>   call space%parallel_reduce(0_int64, n, dot_body, TD_REDUCE_SUM, dot, c_loc(data))
+  !>   call space%release()
+  type, public :: taskdag_space
+    type(c_ptr), private :: handle = c_null_ptr
+  contains
+    procedure :: serial => space_serial
+    procedure :: threads => space_threads
+    procedure :: retain => space_retain
+    procedure :: concurrency => space_concurrency
+    procedure :: kind => space_kind
+    procedure :: mask => space_mask
+    procedure :: fence => space_fence
+    procedure :: parallel_for => space_parallel_for
+    generic :: parallel_reduce => space_reduce_int32, space_reduce_int64, space_reduce_real32, &
+                                  space_reduce_real64
+    procedure :: parallel_team => space_parallel_team
+    procedure :: run_instances => space_run_instances
+    procedure :: release => space_release
+    procedure :: is_created => space_is_created
+    procedure :: c_handle => space_c_handle
+    generic :: assignment(=) => space_assign
+    procedure, private :: space_reduce_int32, space_reduce_int64, space_reduce_real32
+    procedure, private :: space_reduce_real64, space_assign
+    final :: space_finalize
+  end type taskdag_space
+
+  !> One member of a thread team, inside a parallel_team body: member = taskdag_team_member(team).
+  !> Borrowed: valid during the body, on its thread. Collectives (barrier, reduce, scan,
+  !> broadcast, parallel_for, parallel_reduce) must be called by every member, in the same order.
+  type, public :: taskdag_team
+    type(c_ptr), private :: handle = c_null_ptr
+  contains
+    procedure :: rank => team_rank
+    procedure :: size => team_size
+    procedure :: league_rank => team_league_rank
+    procedure :: league_size => team_league_size
+    procedure :: barrier => team_barrier
+    generic :: reduce => team_reduce_int32, team_reduce_int64, team_reduce_real32, &
+                         team_reduce_real64
+    generic :: scan => team_scan_int32, team_scan_int64, team_scan_real32, team_scan_real64
+    generic :: broadcast => team_broadcast_int32, team_broadcast_int64, team_broadcast_real32, &
+                            team_broadcast_real64
+    procedure :: scratch => team_scratch
+    procedure :: parallel_for => team_parallel_for
+    generic :: parallel_reduce => team_preduce_int32, team_preduce_int64, team_preduce_real32, &
+                                  team_preduce_real64
+    procedure, private :: team_reduce_int32, team_reduce_int64, team_reduce_real32
+    procedure, private :: team_reduce_real64, team_scan_int32, team_scan_int64
+    procedure, private :: team_scan_real32, team_scan_real64, team_broadcast_int32
+    procedure, private :: team_broadcast_int64, team_broadcast_real32, team_broadcast_real64
+    procedure, private :: team_preduce_int32, team_preduce_int64, team_preduce_real32
+    procedure, private :: team_preduce_real64
+  end type taskdag_team
+
 contains
 
   ! --- parameter structs ---------------------------------------------------------------------
@@ -1813,5 +2287,627 @@ contains
     status = td_view_release(this%handle)
     this%handle = c_null_ptr
   end subroutine view_finalize
+
+  ! ==========================================================================================
+  ! Execution spaces and data-parallel dispatch: parameter structs, taskdag_space, taskdag_team
+  ! ==========================================================================================
+
+  !> TD_RANGE_POLICY_INIT: an empty range on all threads; set begin and end.
+  function td_range_policy_init() result(policy)
+    type(td_range_policy) :: policy
+    policy = td_range_policy()
+    policy%struct_size = c_sizeof(policy)
+  end function td_range_policy_init
+
+  !> TD_TEAM_POLICY_INIT: an empty league, automatic team size, no scratch; set league_size.
+  function td_team_policy_init() result(policy)
+    type(td_team_policy) :: policy
+    policy = td_team_policy()
+    policy%struct_size = c_sizeof(policy)
+  end function td_team_policy_init
+
+  !> TD_INSTANCE_REQUEST_INIT: a request on any NUMA domain; set num_threads.
+  function td_instance_request_init() result(request)
+    type(td_instance_request) :: request
+    request = td_instance_request()
+    request%struct_size = c_sizeof(request)
+  end function td_instance_request_init
+
+  !> TD_REDUCER_INIT: no callbacks yet; set value_size, init, join (and user).
+  function td_reducer_init() result(reducer)
+    type(td_reducer) :: reducer
+    reducer = td_reducer()
+    reducer%struct_size = c_sizeof(reducer)
+  end function td_reducer_init
+
+  !> True inside a dispatched body (td_in_parallel).
+  logical function taskdag_in_parallel()
+    taskdag_in_parallel = td_in_parallel() /= 0
+  end function taskdag_in_parallel
+
+  !> Makes this variable hold a new reference to a borrowed td_space handle, such as the
+  !> instance a run_instances control function receives (releasing what it held).
+  subroutine space_retain(this, handle, stat)
+    class(taskdag_space), intent(inout) :: this
+    type(c_ptr), intent(in) :: handle
+    integer, intent(out), optional :: stat
+    integer(c_int) :: status
+
+    status = td_space_retain(handle)
+    if (status == TD_OK) then
+      call this%release()
+      this%handle = handle
+    end if
+    call report(status, stat)
+  end subroutine space_retain
+
+  !> Makes the Serial space of this variable (releasing what it held).
+  subroutine space_serial(this, stat)
+    class(taskdag_space), intent(inout) :: this
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: made
+    integer(c_int) :: status
+
+    made = c_null_ptr
+    status = td_space_serial(made)
+    if (status == TD_OK) then
+      call this%release()
+      this%handle = made
+    end if
+    call report(status, stat)
+  end subroutine space_serial
+
+  !> Makes the root instance of the Threads space of this variable (releasing what it held).
+  subroutine space_threads(this, stat)
+    class(taskdag_space), intent(inout) :: this
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: made
+    integer(c_int) :: status
+
+    made = c_null_ptr
+    status = td_space_threads(made)
+    if (status == TD_OK) then
+      call this%release()
+      this%handle = made
+    end if
+    call report(status, stat)
+  end subroutine space_threads
+
+  !> Threads a dispatch on this space runs on.
+  function space_concurrency(this, stat) result(n)
+    class(taskdag_space), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer :: n
+    integer(c_size_t) :: out
+
+    out = 0
+    call report(td_space_concurrency(this%handle, out), stat)
+    n = int(out)
+  end function space_concurrency
+
+  !> TD_EXEC_SERIAL or TD_EXEC_THREADS.
+  function space_kind(this, stat) result(kind)
+    class(taskdag_space), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer :: kind
+    integer(c_int) :: out
+
+    out = -1
+    call report(td_space_kind(this%handle, out), stat)
+    kind = int(out)
+  end function space_kind
+
+  !> Makes `masked` the same instance restricted to its first ceiling(fraction * concurrency)
+  !> threads (releasing what `masked` held); fraction in (0, 1].
+  subroutine space_mask(this, fraction, masked, stat)
+    class(taskdag_space), intent(in) :: this
+    real(c_double), intent(in) :: fraction
+    class(taskdag_space), intent(inout) :: masked
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: made
+    integer(c_int) :: status
+
+    made = c_null_ptr
+    status = td_space_mask(this%handle, fraction, made)
+    if (status == TD_OK) then
+      call masked%release()
+      masked%handle = made
+    end if
+    call report(status, stat)
+  end subroutine space_mask
+
+  !> Waits for work dispatched to this space (CPU dispatches return when done).
+  subroutine space_fence(this, stat)
+    class(taskdag_space), intent(in) :: this
+    integer, intent(out), optional :: stat
+
+    call report(td_space_fence(this%handle), stat)
+  end subroutine space_fence
+
+  !> A range policy for [begin, end) with an optional chunk size.
+  function range_of(begin, end, chunk_size) result(policy)
+    integer(int64), intent(in) :: begin, end
+    integer(int64), intent(in), optional :: chunk_size
+    type(td_range_policy) :: policy
+
+    policy = td_range_policy_init()
+    policy%begin = begin
+    policy%end = end
+    if (present(chunk_size)) policy%chunk_size = chunk_size
+  end function range_of
+
+  !> Calls body(b, e, user) on disjoint ranges covering [begin, end) on the space's threads.
+  !> `user` (default c_null_ptr) reaches every call; `chunk_size` > 0 hands out chunks
+  !> dynamically. Only the space's control thread may call it.
+  subroutine space_parallel_for(this, begin, end, body, user, chunk_size, stat)
+    class(taskdag_space), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    procedure(taskdag_range_body) :: body
+    type(c_ptr), intent(in), optional :: user
+    integer(int64), intent(in), optional :: chunk_size
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: data
+
+    data = c_null_ptr
+    if (present(user)) data = user
+    call report(td_parallel_for(this%handle, range_of(begin, end, chunk_size), c_funloc(body), &
+                                data), stat)
+  end subroutine space_parallel_for
+
+  !> The reduction behind the typed parallel_reduce procedures.
+  subroutine space_reduce(this, begin, end, body, op, scalar_type, result, user, chunk_size, stat)
+    class(taskdag_space), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    type(c_funptr), intent(in) :: body
+    integer(c_int32_t), intent(in) :: op, scalar_type
+    type(c_ptr), intent(in) :: result
+    type(c_ptr), intent(in), optional :: user
+    integer(int64), intent(in), optional :: chunk_size
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: data
+
+    data = c_null_ptr
+    if (present(user)) data = user
+    call report(td_parallel_reduce(this%handle, range_of(begin, end, chunk_size), body, data, &
+                                   op, scalar_type, result), stat)
+  end subroutine space_reduce
+
+  !> Reduces over [begin, end) with op (TD_REDUCE_SUM, _MIN, _MAX, _PROD): each thread's `acc`
+  !> starts at the identity, body(b, e, acc, user) folds its ranges in, and the threads' values
+  !> are joined in thread order into `result` (deterministic for a given thread count).
+  subroutine space_reduce_real64(this, begin, end, body, op, result, user, chunk_size, stat)
+    class(taskdag_space), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    procedure(taskdag_reduce_body_real64) :: body
+    integer(c_int32_t), intent(in) :: op
+    real(c_double), intent(inout), target :: result
+    type(c_ptr), intent(in), optional :: user
+    integer(int64), intent(in), optional :: chunk_size
+    integer, intent(out), optional :: stat
+
+    call space_reduce(this, begin, end, c_funloc(body), op, TD_SCALAR_DOUBLE, c_loc(result), &
+                      user, chunk_size, stat)
+  end subroutine space_reduce_real64
+
+  subroutine space_reduce_real32(this, begin, end, body, op, result, user, chunk_size, stat)
+    class(taskdag_space), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    procedure(taskdag_reduce_body_real32) :: body
+    integer(c_int32_t), intent(in) :: op
+    real(c_float), intent(inout), target :: result
+    type(c_ptr), intent(in), optional :: user
+    integer(int64), intent(in), optional :: chunk_size
+    integer, intent(out), optional :: stat
+
+    call space_reduce(this, begin, end, c_funloc(body), op, TD_SCALAR_FLOAT, c_loc(result), &
+                      user, chunk_size, stat)
+  end subroutine space_reduce_real32
+
+  subroutine space_reduce_int64(this, begin, end, body, op, result, user, chunk_size, stat)
+    class(taskdag_space), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    procedure(taskdag_reduce_body_int64) :: body
+    integer(c_int32_t), intent(in) :: op
+    integer(c_int64_t), intent(inout), target :: result
+    type(c_ptr), intent(in), optional :: user
+    integer(int64), intent(in), optional :: chunk_size
+    integer, intent(out), optional :: stat
+
+    call space_reduce(this, begin, end, c_funloc(body), op, TD_SCALAR_INT64, c_loc(result), &
+                      user, chunk_size, stat)
+  end subroutine space_reduce_int64
+
+  subroutine space_reduce_int32(this, begin, end, body, op, result, user, chunk_size, stat)
+    class(taskdag_space), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    procedure(taskdag_reduce_body_int32) :: body
+    integer(c_int32_t), intent(in) :: op
+    integer(c_int32_t), intent(inout), target :: result
+    type(c_ptr), intent(in), optional :: user
+    integer(int64), intent(in), optional :: chunk_size
+    integer, intent(out), optional :: stat
+
+    call space_reduce(this, begin, end, c_funloc(body), op, TD_SCALAR_INT32, c_loc(result), &
+                      user, chunk_size, stat)
+  end subroutine space_reduce_int32
+
+  !> Runs body(team, user) on every member of a team for each of league_size league entries;
+  !> teams of team_size threads (0 = automatic) share scratch_bytes (default 0) of memory.
+  subroutine space_parallel_team(this, league_size, team_size, body, user, scratch_bytes, stat)
+    class(taskdag_space), intent(in) :: this
+    integer, intent(in) :: league_size, team_size
+    procedure(taskdag_team_body) :: body
+    type(c_ptr), intent(in), optional :: user
+    integer, intent(in), optional :: scratch_bytes
+    integer, intent(out), optional :: stat
+    type(td_team_policy) :: policy
+    type(c_ptr) :: data
+
+    data = c_null_ptr
+    if (present(user)) data = user
+    policy = td_team_policy_init()
+    policy%league_size = int(league_size, c_int64_t)
+    policy%team_size = int(team_size, c_int64_t)
+    if (present(scratch_bytes)) policy%scratch_bytes = int(scratch_bytes, c_size_t)
+    call report(td_parallel_team(this%handle, policy, c_funloc(body), data), stat)
+  end subroutine space_parallel_team
+
+  !> Partitions this instance into sub-instances of thread_counts(i) threads and runs
+  !> control(instance, i - 1, user) for each on its control thread (the caller runs the first);
+  !> returns when all have returned. Requests that cannot be satisfied fail before any runs.
+  subroutine space_run_instances(this, thread_counts, control, user, stat)
+    class(taskdag_space), intent(in) :: this
+    integer, intent(in) :: thread_counts(:)
+    procedure(taskdag_instance_body) :: control
+    type(c_ptr), intent(in), optional :: user
+    integer, intent(out), optional :: stat
+    type(td_instance_request) :: requests(size(thread_counts))
+    type(c_ptr) :: data
+    integer :: i
+
+    data = c_null_ptr
+    if (present(user)) data = user
+    do i = 1, size(thread_counts)
+      requests(i) = td_instance_request_init()
+      requests(i)%num_threads = int(max(thread_counts(i), 0), c_size_t)
+    end do
+    call report(td_space_run_instances(this%handle, requests, int(size(requests), c_size_t), &
+                                       c_funloc(control), data), stat)
+  end subroutine space_run_instances
+
+  !> Releases this variable's reference; releasing an empty variable does nothing.
+  subroutine space_release(this, stat)
+    class(taskdag_space), intent(inout) :: this
+    integer, intent(out), optional :: stat
+    integer(c_int) :: status
+
+    status = td_space_release(this%handle)
+    this%handle = c_null_ptr
+    call report(status, stat)
+  end subroutine space_release
+
+  !> True if the variable holds a space.
+  logical function space_is_created(this)
+    class(taskdag_space), intent(in) :: this
+
+    space_is_created = c_associated(this%handle)
+  end function space_is_created
+
+  !> The td_space handle for the C interfaces; still owned by the variable.
+  function space_c_handle(this) result(handle)
+    class(taskdag_space), intent(in) :: this
+    type(c_ptr) :: handle
+
+    handle = this%handle
+  end function space_c_handle
+
+  !> `lhs = rhs`: lhs shares rhs's space and releases its previous one.
+  subroutine space_assign(lhs, rhs)
+    class(taskdag_space), intent(inout) :: lhs
+    class(taskdag_space), intent(in) :: rhs
+    type(c_ptr) :: previous
+
+    if (c_associated(rhs%handle)) call report(td_space_retain(rhs%handle))
+    previous = lhs%handle
+    lhs%handle = rhs%handle
+    call report(td_space_release(previous))
+  end subroutine space_assign
+
+  !> Releases a reference the program did not release itself.
+  subroutine space_finalize(this)
+    type(taskdag_space), intent(inout) :: this
+    integer(c_int) :: status
+
+    status = td_space_release(this%handle)
+    this%handle = c_null_ptr
+  end subroutine space_finalize
+
+  ! --- taskdag_team --------------------------------------------------------------------------
+
+  !> The member a parallel_team body's `team` argument stands for.
+  function taskdag_team_member(team) result(member)
+    type(c_ptr), intent(in) :: team
+    type(taskdag_team) :: member
+
+    member%handle = team
+  end function taskdag_team_member
+
+  !> This member's rank in its team, 0 .. size-1.
+  integer function team_rank(this)
+    class(taskdag_team), intent(in) :: this
+    team_rank = int(td_team_rank(this%handle))
+  end function team_rank
+
+  !> Members in the team.
+  integer function team_size(this)
+    class(taskdag_team), intent(in) :: this
+    team_size = int(td_team_size(this%handle))
+  end function team_size
+
+  !> The league entry the team works on, 0 .. league_size-1.
+  integer function team_league_rank(this)
+    class(taskdag_team), intent(in) :: this
+    team_league_rank = int(td_team_league_rank(this%handle))
+  end function team_league_rank
+
+  !> Entries in the league.
+  integer function team_league_size(this)
+    class(taskdag_team), intent(in) :: this
+    team_league_size = int(td_team_league_size(this%handle))
+  end function team_league_size
+
+  !> Waits for every member; writes before it are visible to all after it.
+  subroutine team_barrier(this, stat)
+    class(taskdag_team), intent(in) :: this
+    integer, intent(out), optional :: stat
+
+    call report(td_team_barrier(this%handle), stat)
+  end subroutine team_barrier
+
+  !> Team reduction: every member passes `value` and gets the join of all members' values
+  !> (op is TD_REDUCE_SUM, _MIN, _MAX or _PROD).
+  subroutine team_reduce_real64(this, op, value, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(c_int32_t), intent(in) :: op
+    real(c_double), intent(inout), target :: value
+    integer, intent(out), optional :: stat
+
+    call report(td_team_reduce(this%handle, op, TD_SCALAR_DOUBLE, c_loc(value)), stat)
+  end subroutine team_reduce_real64
+
+  subroutine team_reduce_real32(this, op, value, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(c_int32_t), intent(in) :: op
+    real(c_float), intent(inout), target :: value
+    integer, intent(out), optional :: stat
+
+    call report(td_team_reduce(this%handle, op, TD_SCALAR_FLOAT, c_loc(value)), stat)
+  end subroutine team_reduce_real32
+
+  subroutine team_reduce_int64(this, op, value, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(c_int32_t), intent(in) :: op
+    integer(c_int64_t), intent(inout), target :: value
+    integer, intent(out), optional :: stat
+
+    call report(td_team_reduce(this%handle, op, TD_SCALAR_INT64, c_loc(value)), stat)
+  end subroutine team_reduce_int64
+
+  subroutine team_reduce_int32(this, op, value, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(c_int32_t), intent(in) :: op
+    integer(c_int32_t), intent(inout), target :: value
+    integer, intent(out), optional :: stat
+
+    call report(td_team_reduce(this%handle, op, TD_SCALAR_INT32, c_loc(value)), stat)
+  end subroutine team_reduce_int32
+
+  !> The td_team_scan call of the typed scan procedures; `total` may be c_null_ptr.
+  subroutine team_scan_any(this, op, scalar_type, inclusive, value, total, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(c_int32_t), intent(in) :: op, scalar_type
+    logical, intent(in) :: inclusive
+    type(c_ptr), intent(in) :: value, total
+    integer, intent(out), optional :: stat
+
+    call report(td_team_scan(this%handle, op, scalar_type, merge(1_c_int, 0_c_int, inclusive), &
+                             value, total), stat)
+  end subroutine team_scan_any
+
+  !> Team prefix over ranks: member r gets the join of the values of ranks 0..r (inclusive) or
+  !> 0..r-1 (exclusive; the identity on rank 0) in `value`; `total`, if present, the join of all.
+  subroutine team_scan_real64(this, op, inclusive, value, total, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(c_int32_t), intent(in) :: op
+    logical, intent(in) :: inclusive
+    real(c_double), intent(inout), target :: value
+    real(c_double), intent(inout), optional, target :: total
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: t
+
+    t = c_null_ptr
+    if (present(total)) t = c_loc(total)
+    call team_scan_any(this, op, TD_SCALAR_DOUBLE, inclusive, c_loc(value), t, stat)
+  end subroutine team_scan_real64
+
+  subroutine team_scan_real32(this, op, inclusive, value, total, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(c_int32_t), intent(in) :: op
+    logical, intent(in) :: inclusive
+    real(c_float), intent(inout), target :: value
+    real(c_float), intent(inout), optional, target :: total
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: t
+
+    t = c_null_ptr
+    if (present(total)) t = c_loc(total)
+    call team_scan_any(this, op, TD_SCALAR_FLOAT, inclusive, c_loc(value), t, stat)
+  end subroutine team_scan_real32
+
+  subroutine team_scan_int64(this, op, inclusive, value, total, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(c_int32_t), intent(in) :: op
+    logical, intent(in) :: inclusive
+    integer(c_int64_t), intent(inout), target :: value
+    integer(c_int64_t), intent(inout), optional, target :: total
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: t
+
+    t = c_null_ptr
+    if (present(total)) t = c_loc(total)
+    call team_scan_any(this, op, TD_SCALAR_INT64, inclusive, c_loc(value), t, stat)
+  end subroutine team_scan_int64
+
+  subroutine team_scan_int32(this, op, inclusive, value, total, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(c_int32_t), intent(in) :: op
+    logical, intent(in) :: inclusive
+    integer(c_int32_t), intent(inout), target :: value
+    integer(c_int32_t), intent(inout), optional, target :: total
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: t
+
+    t = c_null_ptr
+    if (present(total)) t = c_loc(total)
+    call team_scan_any(this, op, TD_SCALAR_INT32, inclusive, c_loc(value), t, stat)
+  end subroutine team_scan_int32
+
+  !> Copies member `root`'s `value` into `value` of every member.
+  subroutine team_broadcast_real64(this, value, root, stat)
+    class(taskdag_team), intent(in) :: this
+    real(c_double), intent(inout), target :: value
+    integer, intent(in) :: root
+    integer, intent(out), optional :: stat
+
+    call report(td_team_broadcast(this%handle, c_loc(value), c_sizeof(value), &
+                                  int(root, c_int64_t)), stat)
+  end subroutine team_broadcast_real64
+
+  subroutine team_broadcast_real32(this, value, root, stat)
+    class(taskdag_team), intent(in) :: this
+    real(c_float), intent(inout), target :: value
+    integer, intent(in) :: root
+    integer, intent(out), optional :: stat
+
+    call report(td_team_broadcast(this%handle, c_loc(value), c_sizeof(value), &
+                                  int(root, c_int64_t)), stat)
+  end subroutine team_broadcast_real32
+
+  subroutine team_broadcast_int64(this, value, root, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(c_int64_t), intent(inout), target :: value
+    integer, intent(in) :: root
+    integer, intent(out), optional :: stat
+
+    call report(td_team_broadcast(this%handle, c_loc(value), c_sizeof(value), &
+                                  int(root, c_int64_t)), stat)
+  end subroutine team_broadcast_int64
+
+  subroutine team_broadcast_int32(this, value, root, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(c_int32_t), intent(inout), target :: value
+    integer, intent(in) :: root
+    integer, intent(out), optional :: stat
+
+    call report(td_team_broadcast(this%handle, c_loc(value), c_sizeof(value), &
+                                  int(root, c_int64_t)), stat)
+  end subroutine team_broadcast_int32
+
+  !> The team's scratch memory (c_f_pointer it to an array) and, in `bytes`, its size.
+  function team_scratch(this, bytes) result(memory)
+    class(taskdag_team), intent(in) :: this
+    integer(int64), intent(out), optional :: bytes
+    type(c_ptr) :: memory
+    integer(c_size_t) :: n
+
+    n = 0
+    memory = td_team_scratch(this%handle, n)
+    if (present(bytes)) bytes = int(n, int64)
+  end function team_scratch
+
+  !> Team-level loop: this member calls body(b, e, user) on its own part of [begin, end).
+  !> No barrier is implied.
+  subroutine team_parallel_for(this, begin, end, body, user, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    procedure(taskdag_range_body) :: body
+    type(c_ptr), intent(in), optional :: user
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: data
+
+    data = c_null_ptr
+    if (present(user)) data = user
+    call report(td_team_parallel_for(this%handle, begin, end, c_funloc(body), data), stat)
+  end subroutine team_parallel_for
+
+  !> The td_team_parallel_reduce call of the typed team parallel_reduce procedures.
+  subroutine team_preduce_any(this, begin, end, body, op, scalar_type, result, user, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    type(c_funptr), intent(in) :: body
+    integer(c_int32_t), intent(in) :: op, scalar_type
+    type(c_ptr), intent(in) :: result
+    type(c_ptr), intent(in), optional :: user
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: data
+
+    data = c_null_ptr
+    if (present(user)) data = user
+    call report(td_team_parallel_reduce(this%handle, begin, end, body, data, op, scalar_type, &
+                                        result), stat)
+  end subroutine team_preduce_any
+
+  !> Team-level reduction over [begin, end): every member gets the join in `result`.
+  subroutine team_preduce_real64(this, begin, end, body, op, result, user, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    procedure(taskdag_reduce_body_real64) :: body
+    integer(c_int32_t), intent(in) :: op
+    real(c_double), intent(inout), target :: result
+    type(c_ptr), intent(in), optional :: user
+    integer, intent(out), optional :: stat
+
+    call team_preduce_any(this, begin, end, c_funloc(body), op, TD_SCALAR_DOUBLE, &
+                          c_loc(result), user, stat)
+  end subroutine team_preduce_real64
+
+  subroutine team_preduce_real32(this, begin, end, body, op, result, user, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    procedure(taskdag_reduce_body_real32) :: body
+    integer(c_int32_t), intent(in) :: op
+    real(c_float), intent(inout), target :: result
+    type(c_ptr), intent(in), optional :: user
+    integer, intent(out), optional :: stat
+
+    call team_preduce_any(this, begin, end, c_funloc(body), op, TD_SCALAR_FLOAT, &
+                          c_loc(result), user, stat)
+  end subroutine team_preduce_real32
+
+  subroutine team_preduce_int64(this, begin, end, body, op, result, user, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    procedure(taskdag_reduce_body_int64) :: body
+    integer(c_int32_t), intent(in) :: op
+    integer(c_int64_t), intent(inout), target :: result
+    type(c_ptr), intent(in), optional :: user
+    integer, intent(out), optional :: stat
+
+    call team_preduce_any(this, begin, end, c_funloc(body), op, TD_SCALAR_INT64, &
+                          c_loc(result), user, stat)
+  end subroutine team_preduce_int64
+
+  subroutine team_preduce_int32(this, begin, end, body, op, result, user, stat)
+    class(taskdag_team), intent(in) :: this
+    integer(int64), intent(in) :: begin, end
+    procedure(taskdag_reduce_body_int32) :: body
+    integer(c_int32_t), intent(in) :: op
+    integer(c_int32_t), intent(inout), target :: result
+    type(c_ptr), intent(in), optional :: user
+    integer, intent(out), optional :: stat
+
+    call team_preduce_any(this, begin, end, c_funloc(body), op, TD_SCALAR_INT32, &
+                          c_loc(result), user, stat)
+  end subroutine team_preduce_int32
 
 end module taskdag

@@ -109,9 +109,7 @@ fn pool_options(args: &InitArgs, topo: &Topology) -> PoolOptions {
         topo.cores
     }
     .max(1);
-    let cpus: Vec<usize> = core_affinity::get_core_ids()
-        .map(|ids| ids.into_iter().map(|c| c.id).collect())
-        .unwrap_or_default();
+    let cpus = crate::topology::available_cpus();
     let pinned = cpus.len() >= threads;
     // Without per-core NUMA information from the OS, cores are assumed to be numbered domain
     // by domain, which is how Linux enumerates cores on the machines we target.
@@ -302,10 +300,13 @@ mod tests {
         assert!(text.starts_with(&format!("taskdag {}", env!("CARGO_PKG_VERSION"))));
         assert!(text.contains("hardware thread(s)"), "{text}");
         assert!(text.contains("cuda: "), "{text}");
+        let threads = threads_space().unwrap().concurrency();
         finalize().unwrap();
         assert!(!is_initialized());
-        // Initialize again after finalize is allowed.
+        // Initialize again after finalize is allowed, and sizes the pool as before although the first
+        // pool pinned this thread to one CPU.
         initialize(InitArgs::default()).unwrap();
+        assert_eq!(threads_space().unwrap().concurrency(), threads);
         finalize().unwrap();
     }
 }

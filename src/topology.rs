@@ -3,6 +3,7 @@
 //! NUMA domain assumed), as in Kokkos' hwloc-based initialization (004).
 
 use std::fmt;
+use std::sync::OnceLock;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Topology {
@@ -15,13 +16,30 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// The host as seen by the first call in this process. Later calls return the same: the
+    /// OS answers from the calling thread's affinity, and td_initialize pins its caller to one
+    /// CPU, after which a fresh look would find a one-CPU machine (and a second td_initialize
+    /// would build a one-thread pool).
     pub fn detect() -> Topology {
-        #[cfg(feature = "hwloc")]
-        if let Some(t) = from_hwloc() {
-            return t;
-        }
-        from_os()
+        static DETECTED: OnceLock<Topology> = OnceLock::new();
+        *DETECTED.get_or_init(|| {
+            #[cfg(feature = "hwloc")]
+            if let Some(t) = from_hwloc() {
+                return t;
+            }
+            from_os()
+        })
     }
+}
+
+/// OS ids of the CPUs this process may run on, as the first call saw them (see `detect`).
+pub fn available_cpus() -> &'static [usize] {
+    static CPUS: OnceLock<Vec<usize>> = OnceLock::new();
+    CPUS.get_or_init(|| {
+        core_affinity::get_core_ids()
+            .map(|ids| ids.into_iter().map(|c| c.id).collect())
+            .unwrap_or_default()
+    })
 }
 
 impl fmt::Display for Topology {
@@ -35,9 +53,7 @@ impl fmt::Display for Topology {
 }
 
 fn from_os() -> Topology {
-    let cores = core_affinity::get_core_ids()
-        .map(|ids| ids.len())
-        .filter(|&n| n > 0);
+    let cores = Some(available_cpus().len()).filter(|&n| n > 0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     Topology {
         packages: 1,

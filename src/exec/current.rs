@@ -3,6 +3,7 @@
 //! `thread_pool_rank`, `hardware_thread_id`).
 
 use std::cell::Cell;
+use std::thread::ThreadId;
 
 #[derive(Clone, Copy)]
 struct Membership {
@@ -14,6 +15,13 @@ struct Membership {
 thread_local! {
     static MEMBERSHIP: Cell<Option<Membership>> = const { Cell::new(None) };
     static IN_PARALLEL: Cell<u32> = const { Cell::new(0) };
+    static THREAD_ID: ThreadId = std::thread::current().id();
+}
+
+/// The calling thread's id. Every dispatch checks it; `thread::current()` would also take and
+/// drop a reference to the thread's handle each time.
+pub(crate) fn thread_id() -> ThreadId {
+    THREAD_ID.with(|id| *id)
 }
 
 pub(crate) fn enter_pool(pool: u64, rank: usize, cpu: Option<usize>) {

@@ -149,10 +149,12 @@ impl Space {
         self.inner
             .threads
             .as_ref()
-            .map_or(true, |t| t.control == std::thread::current().id())
+            .map_or(true, |t| t.control == current::thread_id())
     }
 
-    /// The same instance restricted to the first ⌈fraction × threads⌉ threads (003 masks).
+    /// The same instance restricted to the first ⌈fraction × threads⌉ of the threads this
+    /// space dispatches on (003 masks). The fraction applies to `concurrency()`, so masking a
+    /// masked space narrows it further and a fraction of 1 keeps it as it is.
     pub fn masked(&self, fraction: f64) -> Result<Space> {
         if !(fraction > 0.0 && fraction <= 1.0) {
             return Err(Error::invalid_argument(format!(
@@ -162,8 +164,12 @@ impl Space {
         let Some(t) = &self.inner.threads else {
             return Ok(self.clone());
         };
-        let active =
-            ((t.members.len() as f64 * fraction).ceil() as usize).clamp(1, t.members.len());
+        if fraction == 1.0 {
+            // Every dispatch with the default policy comes here; sharing the handle costs one
+            // reference count instead of a new instance.
+            return Ok(self.clone());
+        }
+        let active = ((t.active as f64 * fraction).ceil() as usize).clamp(1, t.active);
         Ok(Space {
             inner: Arc::new(Inner {
                 kind: SpaceKind::Threads,
@@ -212,11 +218,13 @@ impl Space {
         };
         let _busy = t.enter("run_instances")?;
         let pool = &t.pool;
-        let parts = partition(requests, &t.members, &pool.shared().numa)?;
+        // A masked space partitions the threads it dispatches on, as its concurrency says.
+        let members = &t.members[..t.active];
+        let parts = partition(requests, members, &pool.shared().numa)?;
         // Slot 0 of the dispatch is the caller; it controls the part it leads, if any (parts
         // keep the members' order, so the caller leads any part it belongs to). Every other
         // part is controlled by its first member.
-        let caller = t.members[0];
+        let caller = members[0];
         let caller_part = parts.iter().position(|p| p[0] == caller);
         let mut slots: Vec<(usize, Option<usize>)> = vec![(caller, caller_part)];
         slots.extend(
@@ -269,7 +277,7 @@ impl Drop for BusyGuard<'_> {
 
 impl ThreadsInstance {
     fn enter(&self, what: &str) -> Result<BusyGuard<'_>> {
-        if self.control != std::thread::current().id() {
+        if self.control != current::thread_id() {
             return Err(Error::new(
                 ErrorKind::WrongThread,
                 format!(

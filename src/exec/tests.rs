@@ -50,6 +50,87 @@ fn workers_wake_after_parking() {
 }
 
 #[test]
+fn a_parked_control_thread_is_woken_by_the_last_worker() {
+    let space = pool(3);
+    let count = AtomicUsize::new(0);
+    // Workers that take from well below to well above the control's spin budget, so the last
+    // one finishes both before and after the control parks (and publishes its handle).
+    for micros in [0u64, 20, 40, 60, 100, 1000, 5000] {
+        space
+            .run_on_all(&|w| {
+                if w.rank != 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(micros * w.rank as u64));
+                }
+                count.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+    }
+    assert_eq!(count.load(Ordering::Relaxed), 21);
+}
+
+/// Many dispatches with uneven, randomly delayed ranks (more threads than this machine may
+/// have cores, so threads are also preempted), interleaved with partitions whose control
+/// threads dispatch too: every rank runs exactly once per dispatch, and no wake-up is lost
+/// (a lost one hangs the test).
+#[test]
+fn dispatch_stress_with_parking_preemption_and_partitions() {
+    let space = pool(5);
+    let runs: Vec<AtomicUsize> = (0..5).map(|_| AtomicUsize::new(0)).collect();
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let rounds = 2000;
+    for round in 0..rounds {
+        let r = next();
+        // Mostly back to back; sometimes a rank works past the control's spin budget, and
+        // sometimes the pool idles past the workers' spin budget.
+        let slow_rank = (r % 5) as usize;
+        let delay = match r % 97 {
+            0 => std::time::Duration::from_micros(300),
+            1..=3 => std::time::Duration::from_micros(60),
+            _ => std::time::Duration::ZERO,
+        };
+        if r % 211 == 0 {
+            std::thread::sleep(std::time::Duration::from_micros(150));
+        }
+        space
+            .run_on_all(&|w| {
+                if w.rank == slow_rank && !delay.is_zero() {
+                    std::thread::sleep(delay);
+                }
+                runs[w.rank].fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        if round % 100 == 0 {
+            let req = |threads| InstanceRequest {
+                threads,
+                numa_count: 0,
+                cores_per_numa: 0,
+            };
+            let inner = AtomicUsize::new(0);
+            space
+                .run_instances(&[req(2), req(3)], &|_, sub| {
+                    for _ in 0..20 {
+                        sub.run_on_all(&|_| {
+                            inner.fetch_add(1, Ordering::Relaxed);
+                        })
+                        .unwrap();
+                    }
+                })
+                .unwrap();
+            assert_eq!(inner.load(Ordering::Relaxed), 20 * 5);
+        }
+    }
+    for (rank, n) in runs.iter().enumerate() {
+        assert_eq!(n.load(Ordering::Relaxed), rounds, "rank {rank}");
+    }
+}
+
+#[test]
 fn dispatch_from_another_thread_is_rejected() {
     let space = pool(2);
     let s = space.clone();
@@ -118,6 +199,35 @@ fn masks_take_the_ceiling_of_the_fraction() {
         })
         .unwrap();
     assert_eq!(count.load(Ordering::Relaxed), 2);
+}
+
+#[test]
+fn a_mask_applies_to_the_threads_the_space_dispatches_on() {
+    let space = pool(5);
+    let half = space.masked(0.5).unwrap();
+    // A full mask keeps a masked space as it is (a policy's default mask comes here).
+    assert_eq!(half.masked(1.0).unwrap().concurrency(), 3);
+    assert_eq!(half.masked(0.5).unwrap().concurrency(), 2);
+    let ranks = Mutex::new(Vec::new());
+    half.masked(1.0)
+        .unwrap()
+        .run_on_all(&|w| ranks.lock().unwrap().push(w.rank))
+        .unwrap();
+    let mut ranks = ranks.into_inner().unwrap();
+    ranks.sort_unstable();
+    assert_eq!(ranks, vec![0, 1, 2]);
+    // A masked space partitions only its own threads.
+    let req = |threads| InstanceRequest {
+        threads,
+        numa_count: 0,
+        cores_per_numa: 0,
+    };
+    let e = half
+        .run_instances(&[req(2), req(2)], &|_, _| {})
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().contains("has 3"), "{}", e.message());
+    half.run_instances(&[req(1), req(2)], &|_, _| {}).unwrap();
 }
 
 #[test]

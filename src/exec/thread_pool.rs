@@ -7,6 +7,7 @@
 use super::current;
 use super::job::Job;
 use super::mailbox::{Delivery, Mailbox};
+use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,7 +32,9 @@ pub(crate) struct ThreadPool {
 
 pub(crate) struct Shared {
     pub(crate) id: u64,
-    pub(crate) mailboxes: Box<[Mailbox]>,
+    /// One per rank, each on its own cache lines: a worker polls its mailbox while the control
+    /// thread posts to its neighbours'.
+    pub(crate) mailboxes: Box<[CachePadded<Mailbox>]>,
     pub(crate) cpus: Box<[Option<usize>]>,
     pub(crate) numa: Box<[usize]>,
 }
@@ -54,7 +57,7 @@ impl ThreadPool {
         }
         let shared = Arc::new(Shared {
             id: NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed),
-            mailboxes: (0..n).map(|_| Mailbox::new()).collect(),
+            mailboxes: (0..n).map(|_| CachePadded(Mailbox::new())).collect(),
             cpus: (0..n).map(|r| opts.cpus.get(r).copied()).collect(),
             numa: (0..n)
                 .map(|r| opts.numa.get(r).copied().unwrap_or(0))

@@ -3,7 +3,9 @@
 //!
 //! The space's threads are grouped into ⌊threads / team_size⌋ teams of consecutive ranks; team
 //! t runs league entries t, t + teams, t + 2·teams, … (a static assignment, so team-level
-//! reductions are deterministic for a given thread count).
+//! reductions are deterministic for a given thread count), with a team barrier between
+//! consecutive entries so that an entry starts only when the whole team has left the previous
+//! one.
 
 use crate::error::{Error, Result};
 use crate::exec::{Space, Team, TeamMember};
@@ -59,8 +61,15 @@ pub fn parallel_team(
         let rank = w.rank % team_size;
         let mut entry = t;
         while entry < league {
-            body(&teams[t].member(rank, entry, league));
+            let member = teams[t].member(rank, entry, league);
+            body(&member);
             entry += teams_count;
+            if entry < league {
+                // Members must not lap one another: the next entry may overwrite scratch memory
+                // that a slower member still reads in this one (Kokkos' team rendezvous between
+                // league entries).
+                member.barrier();
+            }
         }
     })
 }

@@ -225,3 +225,37 @@ fn every_league_entry_runs_on_a_whole_team() {
     let e = parallel_team(&space, &policy, &|_| {}).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
+
+#[test]
+fn a_team_finishes_a_league_entry_before_any_member_starts_the_next() {
+    let space = Space::threads(&PoolOptions {
+        threads: 2,
+        ..PoolOptions::default()
+    })
+    .unwrap();
+    let policy = TeamPolicy {
+        league_size: 50,
+        team_size: 2,
+        scratch_bytes: 16,
+        mask: 1.0,
+    };
+    let bad = AtomicUsize::new(0);
+    // No barrier at the end of the body: the policy must keep rank 0 from writing the next
+    // entry's value while rank 1 still reads this one's.
+    parallel_team(&space, &policy, &|m| {
+        let (scratch, _) = m.scratch();
+        let scratch = scratch as *mut u64;
+        unsafe { *scratch.add(m.rank()) = m.league_rank() as u64 };
+        m.barrier();
+        if m.rank() == 1 {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+        for r in 0..m.size() {
+            if unsafe { std::ptr::read_volatile(scratch.add(r)) } != m.league_rank() as u64 {
+                bad.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    })
+    .unwrap();
+    assert_eq!(bad.load(Ordering::Relaxed), 0);
+}
