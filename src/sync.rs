@@ -14,8 +14,10 @@ pub(crate) use std::thread;
 /// Bounded polling before a thread parks. Under loom there is no polling: every wait goes
 /// straight to the park protocol, whose interleavings are what the model explores.
 pub(crate) struct Backoff {
+    /// Read only once polling has gone on for a while: most waits end before that, and reading
+    /// the clock costs as much as a short dispatch's bookkeeping.
     #[cfg(not(loom))]
-    start: std::time::Instant,
+    start: Option<std::time::Instant>,
     #[cfg(not(loom))]
     polls: u32,
     #[cfg(not(loom))]
@@ -28,7 +30,7 @@ impl Backoff {
         let _ = budget;
         Backoff {
             #[cfg(not(loom))]
-            start: std::time::Instant::now(),
+            start: None,
             #[cfg(not(loom))]
             polls: 0,
             #[cfg(not(loom))]
@@ -41,7 +43,13 @@ impl Backoff {
     pub(crate) fn keep_polling(&mut self) -> bool {
         self.polls = self.polls.wrapping_add(1);
         // Reading the clock costs ~20 ns; check it every 64 polls.
-        if self.polls % 64 != 0 || self.start.elapsed() < self.budget {
+        if self.polls % 64 != 0
+            || self
+                .start
+                .get_or_insert_with(std::time::Instant::now)
+                .elapsed()
+                < self.budget
+        {
             std::hint::spin_loop();
             true
         } else {

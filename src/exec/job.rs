@@ -12,7 +12,9 @@
 //! CONTROL_PARKED bit in one word. The control sets the bit with `fetch_or` before it parks and
 //! parks only if the count it replaced was non-zero; the last worker's `fetch_sub` sees the bit
 //! if the control set it first and then unparks it. Both are read-modify-writes of one word, so
-//! one of the two orders holds and the wake-up cannot be lost.
+//! one of the two orders holds and the wake-up cannot be lost. The control thread stores its
+//! handle before that `fetch_or` (Release), and the last worker reads it only after its
+//! `fetch_sub` (Acquire) saw the bit, so the handle is taken only by dispatches that park.
 
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::sync::thread::{self, Thread};
@@ -31,7 +33,8 @@ pub(crate) struct Job<'a> {
     /// Workers still running the job, plus CONTROL_PARKED.
     state: AtomicUsize,
     released: AtomicBool,
-    control: Thread,
+    /// The control thread's handle, stored only when it is about to park (module comment).
+    control: Mutex<Option<Thread>>,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
@@ -66,7 +69,10 @@ impl JobRef {
         let previous = job.state.fetch_sub(1, Ordering::AcqRel);
         if previous & !CONTROL_PARKED == 1 {
             if previous & CONTROL_PARKED != 0 {
-                job.control.unpark();
+                let control = job.control.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(t) = control.as_ref() {
+                    t.unpark();
+                }
             }
             job.released.store(true, Ordering::Release);
         }
@@ -80,7 +86,7 @@ impl<'a> Job<'a> {
             work,
             state: AtomicUsize::new(workers),
             released: AtomicBool::new(workers == 0),
-            control: thread::current(),
+            control: Mutex::new(None),
             panic: Mutex::new(None),
         }
     }
@@ -105,9 +111,14 @@ impl<'a> Job<'a> {
             if backoff.keep_polling() {
                 continue;
             }
-            // Relaxed: only the order of this RMW against the workers' decrements matters (the
-            // module comment); data comes through `released`.
-            let previous = self.state.fetch_or(CONTROL_PARKED, Ordering::Relaxed);
+            self.control
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert_with(thread::current);
+            // AcqRel: Release publishes the handle stored above to the last worker; what else
+            // matters is only the order of this RMW against the workers' decrements (module
+            // comment).
+            let previous = self.state.fetch_or(CONTROL_PARKED, Ordering::AcqRel);
             if previous & !CONTROL_PARKED != 0 {
                 thread::park();
             } else {
