@@ -33,6 +33,8 @@ mod strided_copy;
 mod tests;
 
 #[cfg(feature = "cuda")]
+pub(crate) use fill::fill_raw;
+#[cfg(feature = "cuda")]
 pub use fill::MAX_FILL_ELEMENT;
 #[cfg(feature = "cuda")]
 pub use gpu::Gpu;
