@@ -11,6 +11,7 @@
 //!   a few percent, whereas a kernel reading or writing host memory element by element over the
 //!   link would be far slower. A host view with gaps (a subview) is first compacted on the host
 //!   (or, going to the host, written from a compact host copy), so no gap byte is ever written.
+//!   The staging buffer is kept between copies (`cuda::with_staging`).
 //!
 //! Host and pinned views are host-accessible and never come here on their own (copy.rs).
 
@@ -20,7 +21,9 @@ use super::errors;
 use super::spec::ViewSpec;
 use super::view::View;
 use crate::cuda::MAX_FILL_ELEMENT;
-use crate::cuda::{copy_bytes, copy_strided_raw, fill_raw, DeviceBuffer, Gpu, StridedCopy};
+use crate::cuda::{
+    copy_bytes, copy_strided_raw, fill_raw, with_staging, DeviceBuffer, Gpu, StridedCopy,
+};
 use crate::error::Result;
 use crate::memory_space::MemorySpace;
 
@@ -129,14 +132,15 @@ unsafe fn host_to_device(gpu: &Gpu, dst: &View, src: &View) -> Result<()> {
     if dst.is_contiguous() && dst.strides() == host.strides() {
         return copy_bytes(address(dst), host.data() as u64, bytes);
     }
-    let staging = DeviceBuffer::new(bytes)?;
-    copy_bytes(staging.address(), host.data() as u64, bytes)?;
-    copy_strided_raw(
-        gpu,
-        address(dst),
-        staging.address(),
-        &shape(dst, dst.strides(), host.strides()),
-    )
+    with_staging(gpu, bytes, |staging| {
+        copy_bytes(staging, host.data() as u64, bytes)?;
+        copy_strided_raw(
+            gpu,
+            address(dst),
+            staging,
+            &shape(dst, dst.strides(), host.strides()),
+        )
+    })
 }
 
 unsafe fn device_to_host(gpu: &Gpu, dst: &View, src: &View) -> Result<()> {
@@ -148,23 +152,26 @@ unsafe fn device_to_host(gpu: &Gpu, dst: &View, src: &View) -> Result<()> {
         compact_strides_in_order(dst.extents(), dst.strides())
     };
     let bytes = compact_bytes(dst);
-    let staging;
-    let piece = if src.is_contiguous() && src.strides() == order.as_slice() {
-        address(src)
-    } else {
-        staging = DeviceBuffer::new(bytes)?;
+    if src.is_contiguous() && src.strides() == order.as_slice() {
+        return download(dst, &order, address(src), bytes);
+    }
+    with_staging(gpu, bytes, |staging| {
         copy_strided_raw(
             gpu,
-            staging.address(),
+            staging,
             address(src),
             &shape(src, &order, src.strides()),
         )?;
-        staging.address()
-    };
+        download(dst, &order, staging, bytes)
+    })
+}
+
+/// Copies the `bytes` of device address `piece`, `dst`'s elements compact in `order`, to `dst`.
+unsafe fn download(dst: &View, order: &[usize], piece: u64, bytes: usize) -> Result<()> {
     if dst.is_contiguous() {
         return copy_bytes(address(dst), piece, bytes);
     }
-    let compact = host_compact(dst, &order)?;
+    let compact = host_compact(dst, order)?;
     copy_bytes(compact.data() as u64, piece, bytes)?;
     any_deep_copy(dst, &compact)
 }
