@@ -50,6 +50,9 @@ int main(void) {
     CHECK(td_initialize(NULL) == TD_OK);
     if (!td_cuda_available()) {
         args.label = "D";
+        args.element_type = TD_ELEMENT_DOUBLE;
+        args.rank = 1;
+        args.extents[0] = 4;
         args.memory_space = TD_SPACE_CUDA;
         CHECK(td_view_create(&args, &out) == TD_ERROR_UNAVAILABLE);
         CHECK(strstr(td_last_error_message(), "view \"D\"") != NULL);
