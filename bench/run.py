@@ -142,6 +142,8 @@ BENCHMARKS: list[Benchmark] = [
         quick_args=["--pairs", "4", "--threads-per-sm", "256"],
         threaded=False,
         skip_unsupported=True,
+    ),
+    Benchmark(
         name="views",
         title="Views: deep_copy between layouts",
         description=(

@@ -51,3 +51,84 @@ extern "C" __global__ void td_strided_copy(td_strided_copy_desc d) {
         default: copy_all<uint8_t>(d); break;
     }
 }
+
+// ---- Tiled transpose --------------------------------------------------------------------------
+// The common permuting copy: dimension x is the destination's stride-one dimension and y the
+// source's (a Left <-> Right copy, with any remaining dimensions as a batch). One block moves a
+// tile of 32 x TY elements (TY = 64 for 4-byte elements, so that each thread keeps 8 loads in
+// flight as with 8-byte ones; 32 otherwise): it reads rows of the tile along y (coalesced on the
+// source) into shared memory and writes them along x (coalesced on the destination). Rows of
+// TY + 1 elements put the column reads of the second phase in distinct banks. The general kernel above would read (or
+// write) with a stride, touching one element per 32-byte sector.
+
+#define TD_TRANSPOSE_TILE 32  // along x; along y the TY of the element size (host: tile_y)
+#define TD_TRANSPOSE_ROWS 8  // blockDim.y: each thread moves TILE / ROWS elements per phase
+#define TD_TRANSPOSE_MAX_BATCH (TD_STRIDED_COPY_MAX_RANK - 2)
+
+// Mirrors `TransposeDesc` in src/cuda/strided_copy.rs. Strides in bytes; the stride of x in the
+// destination and of y in the source is the element size.
+struct td_transpose_desc {
+    uint64_t dst;
+    uint64_t src;
+    uint64_t nx, ny;         // extents of x and y
+    int64_t src_x, dst_y;    // the strided sides: x in the source, y in the destination
+    uint64_t tiles_x, tiles_y, tiles;  // tiles along x, along y, and in all (times the batch)
+    uint32_t batch_rank;
+    uint32_t pad;
+    uint64_t batch_extents[TD_TRANSPOSE_MAX_BATCH];
+    int64_t batch_src[TD_TRANSPOSE_MAX_BATCH];
+    int64_t batch_dst[TD_TRANSPOSE_MAX_BATCH];
+};
+
+template <typename T, int TY>
+__device__ void transpose_tiles(const td_transpose_desc &d) {
+    __shared__ T tile[TD_TRANSPOSE_TILE][TY + 1];
+    const int64_t elem = sizeof(T);
+    for (uint64_t t = blockIdx.x; t < d.tiles; t += gridDim.x) {
+        uint64_t rest = t;
+        const uint64_t y0 = (rest % d.tiles_y) * TY;
+        rest /= d.tiles_y;
+        const uint64_t x0 = (rest % d.tiles_x) * TD_TRANSPOSE_TILE;
+        rest /= d.tiles_x;
+        int64_t src = 0, dst = 0;
+        for (int k = (int)d.batch_rank - 1; k >= 0; --k) {
+            const uint64_t i = rest % d.batch_extents[k];
+            rest /= d.batch_extents[k];
+            src += (int64_t)i * d.batch_src[k];
+            dst += (int64_t)i * d.batch_dst[k];
+        }
+        const char *s = reinterpret_cast<const char *>(d.src) + src;
+        char *o = reinterpret_cast<char *>(d.dst) + dst;
+        // Read: threadIdx.x along y (contiguous in the source), TY / 32 warps' rows at once.
+#pragma unroll
+        for (uint32_t half = 0; half < TY; half += 32) {
+            const uint64_t y = y0 + half + threadIdx.x;
+            if (y < d.ny) {
+#pragma unroll
+                for (uint32_t j = threadIdx.y; j < TD_TRANSPOSE_TILE; j += TD_TRANSPOSE_ROWS) {
+                    const uint64_t x = x0 + j;
+                    if (x < d.nx)
+                        tile[j][half + threadIdx.x] = *reinterpret_cast<const T *>(
+                            s + (int64_t)x * d.src_x + (int64_t)y * elem);
+                }
+            }
+        }
+        __syncthreads();
+        // Write: threadIdx.x along x (contiguous in the destination).
+        const uint64_t x = x0 + threadIdx.x;
+        if (x < d.nx) {
+#pragma unroll
+            for (uint32_t j = threadIdx.y; j < TY; j += TD_TRANSPOSE_ROWS) {
+                const uint64_t yy = y0 + j;
+                if (yy < d.ny)
+                    *reinterpret_cast<T *>(o + (int64_t)x * elem + (int64_t)yy * d.dst_y) =
+                        tile[threadIdx.x][j];
+            }
+        }
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void td_transpose_copy_4(td_transpose_desc d) { transpose_tiles<uint32_t, 64>(d); }
+extern "C" __global__ void td_transpose_copy_8(td_transpose_desc d) { transpose_tiles<uint64_t, 32>(d); }
+extern "C" __global__ void td_transpose_copy_16(td_transpose_desc d) { transpose_tiles<uint4, 32>(d); }

@@ -1,6 +1,7 @@
 //! Bandwidth of taskdag's device copy layer (`DeviceBuffer` copies, the permuting
-//! `copy_strided`) against the bare driver copy it is built on, for the same bytes;
-//! `bench/cuda_pool/cuda_memcpy.cu` measures cudaMemcpy for the same cases.
+//! `copy_strided`) and of `deep_copy` between device views (layout permutes on the device,
+//! host<->device between layouts) against the bare driver copy it is built on, for the same
+//! bytes; `bench/cuda_pool/cuda_memcpy.cu` measures cudaMemcpy for the same cases.
 //!
 //!     cargo run --release --example cuda_copy_bandwidth -- [--mib 256] [--reps 7]
 //!
@@ -10,6 +11,8 @@
 use cudarc::driver::result;
 use std::time::Instant;
 use taskdag::cuda::{copy_strided, DeviceBuffer, Gpu, PinnedBuffer, StridedCopy};
+use taskdag::memory_space::MemorySpace;
+use taskdag::view::{deep_copy, ElementType, Layout, View, ViewSpec};
 
 fn median_seconds(reps: usize, mut run: impl FnMut()) -> f64 {
     run();
@@ -93,6 +96,96 @@ fn main() {
         copy_strided(&mut device2, 0, &device, 0, &shape).unwrap()
     });
     report("taskdag", "d2d_transpose", mib, side * side * 4, t);
+    drop((device, device2, pageable, pinned));
+    view_copies(mib, reps);
     gpu.synchronize().unwrap();
     println!("{{\"type\":\"done\",\"valid\":true}}");
+}
+
+/// A view copy: name, element type, extents, (layout, space) of the source and destination.
+type Case = (
+    &'static str,
+    ElementType,
+    Vec<usize>,
+    (Layout, MemorySpace),
+    (Layout, MemorySpace),
+);
+
+/// deep_copy between views of `mib` MiB: Left -> Right on the device (2-D of 4- and 8-byte
+/// elements, 3-D of 8-byte elements), and host (pinned) <-> device with and without a layout
+/// change.
+fn view_copies(mib: usize, reps: usize) {
+    let view = |element: ElementType, extents: &[usize], layout, space| {
+        View::allocate(
+            &ViewSpec::new("bench", element, extents)
+                .layout(layout)
+                .space(space),
+        )
+        .expect("view")
+    };
+    let elements = |size: usize| (mib << 20) / size;
+    let square = |size: usize| (elements(size) as f64).sqrt() as usize;
+    let cube = |size: usize| (elements(size) as f64).cbrt() as usize;
+    let (f, d) = (ElementType::F32, ElementType::F64);
+    let (n4, n8, c8) = (square(4), square(8), cube(8));
+    use Layout::{Left, Right};
+    use MemorySpace::{Cuda, CudaHostPinned as Pinned};
+    let cases: [Case; 7] = [
+        (
+            "view_d2d_same_f64",
+            d,
+            vec![n8, n8],
+            (Right, Cuda),
+            (Right, Cuda),
+        ),
+        (
+            "view_d2d_l2r_2d_f32",
+            f,
+            vec![n4, n4],
+            (Left, Cuda),
+            (Right, Cuda),
+        ),
+        (
+            "view_d2d_l2r_2d_f64",
+            d,
+            vec![n8, n8],
+            (Left, Cuda),
+            (Right, Cuda),
+        ),
+        (
+            "view_d2d_l2r_3d_f64",
+            d,
+            vec![c8, c8, c8],
+            (Left, Cuda),
+            (Right, Cuda),
+        ),
+        (
+            "view_h2d_same_f64",
+            d,
+            vec![n8, n8],
+            (Right, Pinned),
+            (Right, Cuda),
+        ),
+        (
+            "view_h2d_l2r_2d_f64",
+            d,
+            vec![n8, n8],
+            (Left, Pinned),
+            (Right, Cuda),
+        ),
+        (
+            "view_d2h_l2r_2d_f64",
+            d,
+            vec![n8, n8],
+            (Left, Cuda),
+            (Right, Pinned),
+        ),
+    ];
+    for (case, element, extents, (src_layout, src_space), (dst_layout, dst_space)) in cases {
+        let src = view(element, &extents, src_layout, src_space);
+        let dst = view(element, &extents, dst_layout, dst_space);
+        // SAFETY: this thread alone uses the views.
+        let t = median_seconds(reps, || unsafe { deep_copy(&dst, &src).unwrap() });
+        report("taskdag", case, mib, src.size() * element.size(), t);
+    }
 }

@@ -640,7 +640,8 @@ typedef struct td_view_args {
    */
   const char *label;
   /**
-   * Where the elements live: TD_SPACE_HOST (the CUDA spaces come with the CUDA back-end).
+   * Where the elements live: TD_SPACE_HOST (default), TD_SPACE_CUDA (device memory) or
+   * TD_SPACE_CUDA_HOST_PINNED (page-locked host memory).
    */
   td_memory_space memory_space;
   /**
@@ -1421,8 +1422,16 @@ enum td_status td_team_parallel_reduce(const struct td_team *team,
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args` or `out` NULL); TD_ERROR_STRUCT_SIZE;
  * TD_ERROR_INVALID_ARGUMENT (unknown element type, layout, flags or space; rank above 8; a zero
  * extent; a size above the address space; LayoutStride strides that alias: the message names
- * the label and the dimension); TD_ERROR_UNAVAILABLE (a CUDA memory space, until the CUDA
- * back-end); TD_ERROR_OUT_OF_MEMORY; TD_ERROR_NOT_INITIALIZED.
+ * the label and the dimension); TD_ERROR_UNAVAILABLE (TD_SPACE_CUDA or
+ * TD_SPACE_CUDA_HOST_PINNED without a usable GPU: the message says why: no driver, no device,
+ * or a library built without the `cuda` feature); TD_ERROR_OUT_OF_MEMORY (for device memory
+ * the message gives the device's free and total memory); TD_ERROR_NOT_INITIALIZED.
+ *
+ * TD_SPACE_CUDA views live in device memory: they have labels, layouts, references and
+ * subviews as host views, and td_view_deep_copy / td_view_fill run on the GPU, but their
+ * elements must not be read or written by the host (td_view_data and td_view_ptr give device
+ * addresses, for kernels). TD_SPACE_CUDA_HOST_PINNED views are page-locked host memory: host
+ * views in every respect, copied to and from the device at full link speed.
  */
 enum td_status td_view_create(const struct td_view_args *args, struct td_view **out);
 
@@ -1436,8 +1445,12 @@ enum td_status td_view_create(const struct td_view_args *args, struct td_view **
  * Ownership: as td_view_create; `data` stays the caller's.
  * Thread safety: any thread, after td_initialize.
  *
+ * With TD_SPACE_CUDA `data` must be device memory (cudaMalloc), with TD_SPACE_CUDA_HOST_PINNED
+ * page-locked host memory (cudaMallocHost); the driver is asked where `data` points.
+ *
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args`, `out` or `data` NULL; for `data` the message
- * names the label and the extents); the statuses of td_view_create except
+ * names the label and the extents); TD_ERROR_INVALID_ARGUMENT also when the driver reports
+ * that `data` is not memory of the space given; the statuses of td_view_create except
  * TD_ERROR_OUT_OF_MEMORY.
  */
 enum td_status td_view_wrap(const struct td_view_args *args, void *data, struct td_view **out);
@@ -1493,7 +1506,8 @@ enum td_status td_view_span(const struct td_view *view, size_t *out);
 
 /**
  * Writes the address of element (0, ..., 0) to `*out`; it stays valid while the view (or any
- * view of its array) lives.
+ * view of its array) lives. For a TD_SPACE_CUDA view it is a device address: pass it to
+ * kernels, never dereference it on the host.
  *
  * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
  */
@@ -1565,7 +1579,9 @@ enum td_status td_view_use_count(const struct td_view *view, size_t *out);
 
 /**
  * Writes the address of element (indices[0], ..., indices[rank-1]) to `*out`, after checking
- * each index against its extent. `indices` holds `rank` values (NULL for rank 0).
+ * each index against its extent. `indices` holds `rank` values (NULL for rank 0). For a
+ * TD_SPACE_CUDA view it is a device address: for kernels, never dereferenced on the host (read
+ * elements through a host mirror: td_view_create_mirror_view and td_view_deep_copy).
  *
  * For loops over many elements, compute addresses directly instead: query td_view_data,
  * td_view_element_size and td_view_stride once, then element (i0, i1, ...) is at
@@ -1589,7 +1605,7 @@ enum td_status td_view_ptr(const struct td_view *view, const int64_t *indices, v
 void *td_view_ptr_unchecked(const struct td_view *view, const int64_t *indices);
 
 /**
- * Allocates a host view with `view`'s element type, extents and layout (padded if `view` is;
+ * Allocates a host (TD_SPACE_HOST) view, whatever `view`'s space, with `view`'s element type, extents and layout (padded if `view` is;
  * a LayoutStride view gets compact strides in the same dimension order), labelled
  * "<label>_mirror" and zero-filled. The elements are not copied: use td_view_deep_copy.
  *
@@ -1597,18 +1613,20 @@ void *td_view_ptr_unchecked(const struct td_view *view, const int64_t *indices);
  * Thread safety: any thread.
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_OUT_OF_MEMORY.
  */
-enum td_status td_view_create_mirror(const struct td_view *view, struct td_view **out);
+enum td_status td_view_create_mirror(const struct td_view *view,
+                                     struct td_view **out);
 
 /**
  * Like td_view_create_mirror, except that a view whose memory the host can access already
- * (TD_SPACE_HOST) is not copied: `*out` is then a new reference to the same array, and
+ * (TD_SPACE_HOST, TD_SPACE_CUDA_HOST_PINNED) is not copied: `*out` is then a new reference to the same array, and
  * td_view_deep_copy between the two does nothing (004, create_mirror_view).
  *
  * Ownership: on success `*out` holds a new view with one reference (td_view_release).
  * Thread safety: any thread.
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_OUT_OF_MEMORY.
  */
-enum td_status td_view_create_mirror_view(const struct td_view *view, struct td_view **out);
+enum td_status td_view_create_mirror_view(const struct td_view *view,
+                                          struct td_view **out);
 
 /**
  * Copies every element of `src` to the element with the same indices in `dst`. Layouts and
@@ -1616,11 +1634,18 @@ enum td_status td_view_create_mirror_view(const struct td_view *view, struct td_
  * types, ranks and extents must be equal. Two contiguous views of one layout are copied with
  * memcpy. `dst` and `src` may share memory: the result is as if `src` were read first.
  *
+ * With a TD_SPACE_CUDA view on either side the copy runs on the GPU and is complete on
+ * return: one cuMemcpy when both are contiguous in the same layout; otherwise the permutation
+ * runs on the device (a tiled transpose or a strided kernel), and host memory moves in one
+ * contiguous cuMemcpy through a device staging buffer (docs/views.md, "Device views").
+ *
  * Thread safety: any thread; no other thread may access `dst`'s elements, or write `src`'s,
  * during the call.
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT
  * (different element types, ranks or extents: the message names both labels and the
- * dimension); TD_ERROR_OUT_OF_MEMORY (overlapping views need a staging copy).
+ * dimension); TD_ERROR_OUT_OF_MEMORY (overlapping views, and device copies between layouts,
+ * need a staging copy); TD_ERROR_UNAVAILABLE (a device view in a library built without nvcc
+ * when a kernel is needed).
  */
 enum td_status td_view_deep_copy(struct td_view *dst, const struct td_view *src);
 
@@ -1628,8 +1653,11 @@ enum td_status td_view_deep_copy(struct td_view *dst, const struct td_view *src)
  * Writes the element at `value` (element_size bytes, e.g. a `double*` for TD_ELEMENT_DOUBLE)
  * to every element of `dst` (deep_copy of a scalar).
  *
+ * A TD_SPACE_CUDA view is filled on the GPU (`value` is host memory).
+ *
  * Thread safety: any thread; no other thread may access `dst`'s elements during the call.
- * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_UNAVAILABLE (a device
+ * view of 8- or 16-byte elements, or with gaps, in a library built without nvcc).
  */
 enum td_status td_view_fill(struct td_view *dst, const void *value);
 
@@ -1661,7 +1689,8 @@ enum td_status td_view_subview(const struct td_view *view,
 /**
  * Reassigns `*view` to a new zero-filled array with the `rank` extents at `extents` (same
  * label, element type, layout, padding and space), holding the old elements in the index
- * range both shapes share (004, resize). `rank` must equal the view's rank.
+ * range both shapes share (004, resize). `rank` must equal the view's rank. A device view is
+ * resized on the device (the shared range is copied there).
  *
  * Ownership: on success the caller's reference in `*view` is released and `*view` receives a
  * new view with one reference. Other references to the old view, and its subviews, keep the

@@ -311,7 +311,9 @@ struct view_alloc {
     pad = true;
     return *this;
   }
-  /// Memory space (TD_SPACE_HOST; the CUDA spaces come with the CUDA back-end).
+  /// Memory space: TD_SPACE_HOST, TD_SPACE_CUDA (device memory: operator() gives device
+  /// references, which the host must not use; copy through create_mirror_view and deep_copy)
+  /// or TD_SPACE_CUDA_HOST_PINNED (page-locked host memory, a host view in every respect).
   view_alloc& space(td_memory_space s) {
     memory_space = s;
     return *this;

@@ -66,6 +66,7 @@ run() {
     tail -n 5 "$results/$name.log"
   }
   check rust_gpu_tests "$dir/bin/test_taskdag" --test-threads 1 cuda::
+  check rust_device_view_tests "$dir/bin/test_taskdag" --test-threads 1 view::tests::device
   check capi_tests "$dir/bin/test_cuda_capi"
   check cuda_example "$dir/bin/cuda_pool_example"
   # Benchmarks: JSON lines to $results/<name>.jsonl.

@@ -46,8 +46,16 @@ pub(crate) fn new_view_handle(view: View) -> *mut td_view {
 /// Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args` or `out` NULL); TD_ERROR_STRUCT_SIZE;
 /// TD_ERROR_INVALID_ARGUMENT (unknown element type, layout, flags or space; rank above 8; a zero
 /// extent; a size above the address space; LayoutStride strides that alias: the message names
-/// the label and the dimension); TD_ERROR_UNAVAILABLE (a CUDA memory space, until the CUDA
-/// back-end); TD_ERROR_OUT_OF_MEMORY; TD_ERROR_NOT_INITIALIZED.
+/// the label and the dimension); TD_ERROR_UNAVAILABLE (TD_SPACE_CUDA or
+/// TD_SPACE_CUDA_HOST_PINNED without a usable GPU: the message says why: no driver, no device,
+/// or a library built without the `cuda` feature); TD_ERROR_OUT_OF_MEMORY (for device memory
+/// the message gives the device's free and total memory); TD_ERROR_NOT_INITIALIZED.
+///
+/// TD_SPACE_CUDA views live in device memory: they have labels, layouts, references and
+/// subviews as host views, and td_view_deep_copy / td_view_fill run on the GPU, but their
+/// elements must not be read or written by the host (td_view_data and td_view_ptr give device
+/// addresses, for kernels). TD_SPACE_CUDA_HOST_PINNED views are page-locked host memory: host
+/// views in every respect, copied to and from the device at full link speed.
 #[no_mangle]
 pub unsafe extern "C" fn td_view_create(
     args: *const td_view_args,
@@ -72,8 +80,12 @@ pub unsafe extern "C" fn td_view_create(
 /// Ownership: as td_view_create; `data` stays the caller's.
 /// Thread safety: any thread, after td_initialize.
 ///
+/// With TD_SPACE_CUDA `data` must be device memory (cudaMalloc), with TD_SPACE_CUDA_HOST_PINNED
+/// page-locked host memory (cudaMallocHost); the driver is asked where `data` points.
+///
 /// Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args`, `out` or `data` NULL; for `data` the message
-/// names the label and the extents); the statuses of td_view_create except
+/// names the label and the extents); TD_ERROR_INVALID_ARGUMENT also when the driver reports
+/// that `data` is not memory of the space given; the statuses of td_view_create except
 /// TD_ERROR_OUT_OF_MEMORY.
 #[no_mangle]
 pub unsafe extern "C" fn td_view_wrap(
@@ -196,7 +208,8 @@ pub unsafe extern "C" fn td_view_span(view: *const td_view, out: *mut usize) -> 
 }
 
 /// Writes the address of element (0, ..., 0) to `*out`; it stays valid while the view (or any
-/// view of its array) lives.
+/// view of its array) lives. For a TD_SPACE_CUDA view it is a device address: pass it to
+/// kernels, never dereference it on the host.
 ///
 /// Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
 #[no_mangle]
@@ -308,7 +321,9 @@ unsafe fn read_indices<'a>(indices: *const i64, rank: usize) -> CResult<&'a [i64
 }
 
 /// Writes the address of element (indices[0], ..., indices[rank-1]) to `*out`, after checking
-/// each index against its extent. `indices` holds `rank` values (NULL for rank 0).
+/// each index against its extent. `indices` holds `rank` values (NULL for rank 0). For a
+/// TD_SPACE_CUDA view it is a device address: for kernels, never dereferenced on the host (read
+/// elements through a host mirror: td_view_create_mirror_view and td_view_deep_copy).
 ///
 /// For loops over many elements, compute addresses directly instead: query td_view_data,
 /// td_view_element_size and td_view_stride once, then element (i0, i1, ...) is at

@@ -79,7 +79,8 @@ pub struct td_view_args {
     pub strides: [usize; MAX_RANK],
     /// Names the view in error messages (copied; need not be unique). NULL: "".
     pub label: *const c_char,
-    /// Where the elements live: TD_SPACE_HOST (the CUDA spaces come with the CUDA back-end).
+    /// Where the elements live: TD_SPACE_HOST (default), TD_SPACE_CUDA (device memory) or
+    /// TD_SPACE_CUDA_HOST_PINNED (page-locked host memory).
     pub memory_space: td_memory_space,
     /// TD_VIEW_NO_INIT, TD_VIEW_PAD, or'ed; 0 by default.
     pub flags: u32,

@@ -10,7 +10,7 @@ use super::view_args::td_slice;
 use crate::view::{self, Slice, View};
 use std::ffi::c_void;
 
-/// Allocates a host view with `view`'s element type, extents and layout (padded if `view` is;
+/// Allocates a host (TD_SPACE_HOST) view, whatever `view`'s space, with `view`'s element type, extents and layout (padded if `view` is;
 /// a LayoutStride view gets compact strides in the same dimension order), labelled
 /// "<label>_mirror" and zero-filled. The elements are not copied: use td_view_deep_copy.
 ///
@@ -31,7 +31,7 @@ pub unsafe extern "C" fn td_view_create_mirror(
 }
 
 /// Like td_view_create_mirror, except that a view whose memory the host can access already
-/// (TD_SPACE_HOST) is not copied: `*out` is then a new reference to the same array, and
+/// (TD_SPACE_HOST, TD_SPACE_CUDA_HOST_PINNED) is not copied: `*out` is then a new reference to the same array, and
 /// td_view_deep_copy between the two does nothing (004, create_mirror_view).
 ///
 /// Ownership: on success `*out` holds a new view with one reference (td_view_release).
@@ -55,11 +55,18 @@ pub unsafe extern "C" fn td_view_create_mirror_view(
 /// types, ranks and extents must be equal. Two contiguous views of one layout are copied with
 /// memcpy. `dst` and `src` may share memory: the result is as if `src` were read first.
 ///
+/// With a TD_SPACE_CUDA view on either side the copy runs on the GPU and is complete on
+/// return: one cuMemcpy when both are contiguous in the same layout; otherwise the permutation
+/// runs on the device (a tiled transpose or a strided kernel), and host memory moves in one
+/// contiguous cuMemcpy through a device staging buffer (docs/views.md, "Device views").
+///
 /// Thread safety: any thread; no other thread may access `dst`'s elements, or write `src`'s,
 /// during the call.
 /// Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT
 /// (different element types, ranks or extents: the message names both labels and the
-/// dimension); TD_ERROR_OUT_OF_MEMORY (overlapping views need a staging copy).
+/// dimension); TD_ERROR_OUT_OF_MEMORY (overlapping views, and device copies between layouts,
+/// need a staging copy); TD_ERROR_UNAVAILABLE (a device view in a library built without nvcc
+/// when a kernel is needed).
 #[no_mangle]
 pub unsafe extern "C" fn td_view_deep_copy(dst: *mut td_view, src: *const td_view) -> td_status {
     call("td_view_deep_copy", || {
@@ -72,8 +79,11 @@ pub unsafe extern "C" fn td_view_deep_copy(dst: *mut td_view, src: *const td_vie
 /// Writes the element at `value` (element_size bytes, e.g. a `double*` for TD_ELEMENT_DOUBLE)
 /// to every element of `dst` (deep_copy of a scalar).
 ///
+/// A TD_SPACE_CUDA view is filled on the GPU (`value` is host memory).
+///
 /// Thread safety: any thread; no other thread may access `dst`'s elements during the call.
-/// Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+/// Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_UNAVAILABLE (a device
+/// view of 8- or 16-byte elements, or with gaps, in a library built without nvcc).
 #[no_mangle]
 pub unsafe extern "C" fn td_view_fill(dst: *mut td_view, value: *const c_void) -> td_status {
     call("td_view_fill", || {
@@ -151,7 +161,8 @@ unsafe fn view_at<'a>(view: *mut *mut td_view) -> CResult<&'a View> {
 
 /// Reassigns `*view` to a new zero-filled array with the `rank` extents at `extents` (same
 /// label, element type, layout, padding and space), holding the old elements in the index
-/// range both shapes share (004, resize). `rank` must equal the view's rank.
+/// range both shapes share (004, resize). `rank` must equal the view's rank. A device view is
+/// resized on the device (the shared range is copied there).
 ///
 /// Ownership: on success the caller's reference in `*view` is released and `*view` receives a
 /// new view with one reference. Other references to the old view, and its subviews, keep the

@@ -127,10 +127,24 @@ impl Gpu {
         block: u32,
         params: &mut [*mut std::ffi::c_void],
     ) -> Result<()> {
+        self.launch_2d(kernel, grid, (block, 1), params)
+    }
+
+    /// `launch` with a two-dimensional block of `block.0 x block.1` threads.
+    ///
+    /// # Safety
+    /// As `launch`.
+    pub(crate) unsafe fn launch_2d(
+        &self,
+        kernel: Kernel,
+        grid: u32,
+        block: (u32, u32),
+        params: &mut [*mut std::ffi::c_void],
+    ) -> Result<()> {
         result::launch_kernel(
             kernel.0,
             (grid, 1, 1),
-            (block, 1, 1),
+            (block.0, block.1, 1),
             0,
             result::stream::null(),
             params,

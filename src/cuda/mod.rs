@@ -3,7 +3,7 @@
 //!
 //! Files: `detect` (driver and devices), `gpu` (context, kernel modules, launches), `kernels`
 //! (the embedded fatbins), `memory` (device and pinned buffers, copies), `fill`, `strided_copy`
-//! (the permuting copy between layouts), `pointer` (what an address is), `pool` and `pool_ref`
+//! (the permuting copy between layouts), `pointer` (what an address is), `staging` (the kept staging buffer of view copies), `pool` and `pool_ref`
 //! (the memory pool in device memory), `tests` (GPU tests; they skip without a GPU).
 
 mod detect;
@@ -28,10 +28,14 @@ mod pointer;
 #[cfg(feature = "cuda")]
 mod pool;
 #[cfg(feature = "cuda")]
+mod staging;
+#[cfg(feature = "cuda")]
 mod strided_copy;
 #[cfg(all(test, feature = "cuda"))]
 mod tests;
 
+#[cfg(feature = "cuda")]
+pub(crate) use fill::fill_raw;
 #[cfg(feature = "cuda")]
 pub use fill::MAX_FILL_ELEMENT;
 #[cfg(feature = "cuda")]
@@ -44,5 +48,7 @@ pub use memory::{copy_bytes, DeviceBuffer, PinnedBuffer};
 pub use pointer::{pointer_kind, PointerKind};
 #[cfg(feature = "cuda")]
 pub use pool::{DevicePool, DEVICE_LANES};
+#[cfg(feature = "cuda")]
+pub(crate) use staging::with_staging;
 #[cfg(feature = "cuda")]
 pub use strided_copy::{copy_strided, copy_strided_raw, ByteRange, StridedCopy, MAX_RANK};

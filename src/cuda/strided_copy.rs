@@ -5,9 +5,13 @@
 //! The host simplifies the shape before the launch: it drops dimensions of extent 1, orders the
 //! dimensions so that the destination's smallest stride is innermost (consecutive threads then
 //! write consecutive addresses), and merges dimensions that are contiguous in both layouts. A copy
-//! that ends up contiguous in both is a plain `cuMemcpy`. The kernel (`cuda/strided_copy.cu`)
-//! moves each element in the widest aligned unit (16, 8, 4, 2 or 1 bytes) that divides the
-//! element, both base addresses and every stride.
+//! that ends up contiguous in both is a plain `cuMemcpy`. When the destination's stride-one
+//! dimension is not the source's but another dimension is stride-one in the source (a
+//! Left <-> Right copy; any other dimensions form a batch), 4-, 8- and 16-byte elements go
+//! through a tiled transpose in shared memory (`td_transpose_copy_*`), which reads and writes
+//! whole sectors. Everything else goes to the general kernel (`td_strided_copy`), which moves
+//! each element in the widest aligned unit (16, 8, 4, 2 or 1 bytes) that divides the element,
+//! both base addresses and every stride. Both are in `cuda/strided_copy.cu`.
 
 use super::gpu::Gpu;
 use super::memory::{copy_bytes, DeviceBuffer};
@@ -52,6 +56,33 @@ struct Desc {
     extents: [u64; MAX_RANK],
     src_strides: [i64; MAX_RANK],
     dst_strides: [i64; MAX_RANK],
+}
+
+/// Most batch dimensions of the tiled transpose (the kernel's TD_TRANSPOSE_MAX_BATCH).
+const MAX_BATCH: usize = MAX_RANK - 2;
+/// Edge of a transpose tile along x in elements (the kernel's TD_TRANSPOSE_TILE) and rows of
+/// its block; along y a tile is `tile_y` elements (the kernel's TY).
+const TILE: u64 = 32;
+const TILE_ROWS: u32 = 8;
+
+/// Argument of `td_transpose_copy_*`; `#[repr(C)]` as `td_transpose_desc` in the kernel.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct TransposeDesc {
+    dst: u64,
+    src: u64,
+    nx: u64,
+    ny: u64,
+    src_x: i64,
+    dst_y: i64,
+    tiles_x: u64,
+    tiles_y: u64,
+    tiles: u64,
+    batch_rank: u32,
+    _pad: u32,
+    batch_extents: [u64; MAX_BATCH],
+    batch_src: [i64; MAX_BATCH],
+    batch_dst: [i64; MAX_BATCH],
 }
 
 /// Byte offsets `[lowest, highest + elem_bytes)` that one side of a copy touches.
@@ -223,6 +254,11 @@ pub unsafe fn copy_strided_raw(gpu: &Gpu, dst: u64, src: u64, shape: &StridedCop
                 && dims.iter().all(|d| fits(d.src) && fits(d.dst))
         })
         .expect("1 divides everything");
+    if matches!(unit, 4 | 8 | 16) && unit == elem as u64 {
+        if let Some(desc) = transpose(&dims, elem, dst, src) {
+            return launch_transpose(gpu, desc, unit);
+        }
+    }
     let mut desc = Desc {
         dst,
         src,
@@ -247,6 +283,70 @@ pub unsafe fn copy_strided_raw(gpu: &Gpu, dst: u64, src: u64, shape: &StridedCop
     gpu.launch(kernel, grid.max(1), block, &mut params)
 }
 
+/// The tiled transpose of simplified `dims` (destination strides descending), if the copy is
+/// one: the last dimension `x` is stride-one in the destination, another dimension `y` is
+/// stride-one in the source, and both span at least half a tile (narrower ones would leave
+/// most of each tile idle, where the general kernel does as well).
+fn transpose(dims: &[Dim], elem: i64, dst: u64, src: u64) -> Option<TransposeDesc> {
+    let tile_y = tile_y(elem as u64);
+    let (x, outer) = dims.split_last()?;
+    let wide = |extent: u64| extent >= TILE / 2;
+    if x.dst != elem || x.src == elem || !wide(x.extent) || x.src == 0 {
+        return None;
+    }
+    let y = outer.iter().position(|d| d.src == elem && d.dst != 0)?;
+    if !wide(outer[y].extent) {
+        return None;
+    }
+    let mut desc = TransposeDesc {
+        dst,
+        src,
+        nx: x.extent,
+        ny: outer[y].extent,
+        src_x: x.src,
+        dst_y: outer[y].dst,
+        tiles_x: x.extent.div_ceil(TILE),
+        tiles_y: outer[y].extent.div_ceil(tile_y),
+        ..TransposeDesc::default()
+    };
+    let mut batch = 1u64;
+    for (_, d) in outer.iter().enumerate().filter(|&(i, _)| i != y) {
+        let k = desc.batch_rank as usize;
+        desc.batch_extents[k] = d.extent;
+        desc.batch_src[k] = d.src;
+        desc.batch_dst[k] = d.dst;
+        desc.batch_rank += 1;
+        batch *= d.extent;
+    }
+    desc.tiles = desc.tiles_x * desc.tiles_y * batch;
+    Some(desc)
+}
+
+/// Tile height along y for `elem`-byte elements: 64 for 4 bytes (8 loads in flight per
+/// thread, as 32 rows of 8-byte elements give), else 32. Must match the kernels' TY.
+fn tile_y(elem: u64) -> u64 {
+    if elem == 4 {
+        64
+    } else {
+        TILE
+    }
+}
+
+/// Runs the tiled transpose of `unit`-byte elements (4, 8 or 16; others use the general kernel).
+unsafe fn launch_transpose(gpu: &Gpu, mut desc: TransposeDesc, unit: u64) -> Result<()> {
+    let name = match unit {
+        4 => "td_transpose_copy_4",
+        8 => "td_transpose_copy_8",
+        16 => "td_transpose_copy_16",
+        _ => unreachable!("transpose() only accepts 4-, 8- and 16-byte elements"),
+    };
+    let kernel = gpu.kernel("strided_copy", name)?;
+    // Eight blocks of 256 threads per SM: a full H100 SM, each block looping over tiles.
+    let grid = desc.tiles.min(u64::from(gpu.multiprocessors()) * 8) as u32;
+    let mut params = [&mut desc as *mut TransposeDesc as *mut c_void];
+    gpu.launch_2d(kernel, grid.max(1), (TILE as u32, TILE_ROWS), &mut params)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,6 +367,41 @@ mod tests {
         // Source row-major 3 x 4, destination column-major.
         let dims = simplify(vec![dim(3, 16, 4), dim(4, 4, 12)]);
         assert_eq!(dims, vec![dim(4, 4, 12), dim(3, 16, 4)]);
+    }
+
+    #[test]
+    fn left_to_right_copies_are_tiled_transposes_with_the_rest_as_batch() {
+        // 64 x 48 doubles, Left -> Right.
+        let dims = simplify(vec![dim(64, 8, 384), dim(48, 512, 8)]);
+        let t = transpose(&dims, 8, 0, 0).unwrap();
+        assert_eq!((t.nx, t.ny, t.src_x, t.dst_y), (48, 64, 512, 384));
+        assert_eq!((t.tiles_x, t.tiles_y, t.tiles, t.batch_rank), (2, 2, 4, 0));
+        // A 40^3 cube of 4-byte elements, Left -> Right: the middle dimension is the batch.
+        let n = 40i64;
+        let dims = simplify(vec![
+            dim(40, 4, 4 * n * n),
+            dim(40, 4 * n, 4 * n),
+            dim(40, 4 * n * n, 4),
+        ]);
+        let t = transpose(&dims, 4, 0, 0).unwrap();
+        assert_eq!((t.nx, t.ny, t.batch_rank, t.tiles), (40, 40, 1, 2 * 40));
+        assert_eq!(
+            (t.batch_extents[0], t.batch_src[0], t.batch_dst[0]),
+            (40, 160, 160)
+        );
+    }
+
+    #[test]
+    fn copies_without_a_swapped_stride_one_dimension_or_too_narrow_are_not_transposes() {
+        // Padded rows on one side only: both stride-one dimensions agree.
+        let dims = simplify(vec![dim(64, 8 * 72, 8 * 64), dim(64, 8, 8)]);
+        assert!(transpose(&dims, 8, 0, 0).is_none());
+        // The source has no stride-one dimension (a fill: source strides 0).
+        let dims = simplify(vec![dim(64, 0, 8 * 64), dim(64, 0, 8)]);
+        assert!(transpose(&dims, 8, 0, 0).is_none());
+        // Four columns: narrower than half a tile.
+        let dims = simplify(vec![dim(1000, 8, 32), dim(4, 8000, 8)]);
+        assert!(transpose(&dims, 8, 0, 0).is_none());
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! subview keeps its parent's memory alive and the last view frees it.
 //!
 //! `Memory` is the enum of backing allocations, and `allocate` is the one place that picks a
-//! memory space's allocator. The CUDA back-end plugs in here: a device variant of `Memory` with
-//! its free routine, and its spaces in `allocate`; views and their API stay as they are.
+//! memory space's allocator: the global allocator for host memory, the CUDA back-end's
+//! `DeviceBuffer` (TD_SPACE_CUDA) and `PinnedBuffer` (TD_SPACE_CUDA_HOST_PINNED), each freed by
+//! its own drop. Without the `cuda` feature the CUDA spaces report `Unavailable`.
 
 use super::errors;
 use crate::error::Result;
@@ -23,6 +24,12 @@ enum Memory {
     Host { ptr: NonNull<u8>, layout: Layout },
     /// A caller's memory wrapped by an unmanaged view (004, "Unmanaged"); never freed here.
     Unmanaged { ptr: NonNull<u8> },
+    /// Device memory (TD_SPACE_CUDA), freed when the buffer drops.
+    #[cfg(feature = "cuda")]
+    Device(crate::cuda::DeviceBuffer),
+    /// Page-locked host memory (TD_SPACE_CUDA_HOST_PINNED), freed when the buffer drops.
+    #[cfg(feature = "cuda")]
+    Pinned(crate::cuda::PinnedBuffer),
 }
 
 /// One allocation (or wrapped region) and its label, shared by every view of it.
@@ -50,8 +57,9 @@ pub(crate) fn c_label(label: &str) -> Result<CString> {
 impl AllocationRecord {
     /// Allocates `bytes` (> 0) in `space` for the view `label`, zero-filled when `zeroed`.
     ///
-    /// Errors: `Unavailable` for the CUDA spaces (until the CUDA back-end provides them),
-    /// `OutOfMemory` when the allocator refuses.
+    /// Errors: `Unavailable` for the CUDA spaces without a usable GPU (the message says why:
+    /// no driver, no device, built without the `cuda` feature), `OutOfMemory` when the
+    /// allocator refuses (for device memory with the device's free and total memory).
     pub(crate) fn allocate(
         label: CString,
         space: MemorySpace,
@@ -76,7 +84,7 @@ impl AllocationRecord {
                 Memory::Host { ptr, layout }
             }
             MemorySpace::Cuda | MemorySpace::CudaHostPinned => {
-                return Err(errors::space_unavailable(&text, space))
+                cuda_memory(&text, space, bytes, zeroed)?
             }
         };
         Ok(AllocationRecord {
@@ -89,7 +97,9 @@ impl AllocationRecord {
 
     /// A record for caller memory at `ptr` in `space`, which taskdag never frees.
     ///
-    /// Errors: `Unavailable` for the CUDA spaces (until the CUDA back-end provides them).
+    /// Errors: `Unavailable` for the CUDA spaces without a usable GPU; `InvalidArgument` when
+    /// the driver says `ptr` is not memory of `space` (a host pointer given as device memory, or
+    /// the reverse).
     pub(crate) fn unmanaged(
         label: CString,
         space: MemorySpace,
@@ -97,7 +107,7 @@ impl AllocationRecord {
     ) -> Result<AllocationRecord> {
         let text = label.to_string_lossy().into_owned();
         if space != MemorySpace::Host {
-            return Err(errors::space_unavailable(&text, space));
+            check_wrapped_cuda_memory(&text, space, ptr)?;
         }
         Ok(AllocationRecord {
             label,
@@ -121,8 +131,12 @@ impl AllocationRecord {
 
     /// The first byte of the memory.
     pub(crate) fn base(&self) -> NonNull<u8> {
-        match self.memory {
-            Memory::Host { ptr, .. } | Memory::Unmanaged { ptr } => ptr,
+        match &self.memory {
+            Memory::Host { ptr, .. } | Memory::Unmanaged { ptr } => *ptr,
+            #[cfg(feature = "cuda")]
+            Memory::Device(buffer) => address(buffer.address()),
+            #[cfg(feature = "cuda")]
+            Memory::Pinned(buffer) => address(buffer.address()),
         }
     }
 
@@ -139,4 +153,59 @@ impl Drop for AllocationRecord {
             unsafe { alloc::dealloc(ptr.as_ptr(), layout) };
         }
     }
+}
+
+/// A buffer's address as the record's base (buffers never sit at address 0).
+#[cfg(feature = "cuda")]
+fn address(address: u64) -> NonNull<u8> {
+    NonNull::new(address as usize as *mut u8).expect("CUDA allocations are not at address 0")
+}
+
+/// Device or pinned memory for a view, zero-filled when `zeroed` (pinned memory always is).
+#[cfg(feature = "cuda")]
+fn cuda_memory(label: &str, space: MemorySpace, bytes: usize, zeroed: bool) -> Result<Memory> {
+    let named = |e| errors::in_view(label, e);
+    if space == MemorySpace::CudaHostPinned {
+        return crate::cuda::PinnedBuffer::new(bytes)
+            .map(Memory::Pinned)
+            .map_err(named);
+    }
+    let mut buffer = crate::cuda::DeviceBuffer::new(bytes).map_err(named)?;
+    if zeroed {
+        // Byte-wise memset: needs no kernel, so a build without nvcc zero-fills too.
+        buffer.fill(0, bytes, &[0]).map_err(named)?;
+    }
+    Ok(Memory::Device(buffer))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_memory(label: &str, space: MemorySpace, _bytes: usize, _zeroed: bool) -> Result<Memory> {
+    Err(errors::space_unavailable(label, space))
+}
+
+/// Checks, where the driver can tell, that wrapped memory is of the space the view claims.
+#[cfg(feature = "cuda")]
+fn check_wrapped_cuda_memory(label: &str, space: MemorySpace, ptr: NonNull<u8>) -> Result<()> {
+    use crate::cuda::{pointer_kind, Gpu, PointerKind};
+    Gpu::get().map_err(|e| errors::in_view(label, e))?;
+    let kind = pointer_kind(ptr.as_ptr() as u64);
+    let fits = match space {
+        MemorySpace::Cuda => matches!(kind, PointerKind::Device | PointerKind::Managed),
+        _ => matches!(kind, PointerKind::PinnedHost | PointerKind::Managed),
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(errors::wrapped_wrong_space(
+            label,
+            space,
+            ptr.as_ptr(),
+            kind,
+        ))
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+fn check_wrapped_cuda_memory(label: &str, space: MemorySpace, _ptr: NonNull<u8>) -> Result<()> {
+    Err(errors::space_unavailable(label, space))
 }

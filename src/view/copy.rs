@@ -6,27 +6,30 @@ use super::layout::Layout;
 use super::plan::{Plan, Source};
 use super::spec::ViewSpec;
 use super::view::View;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::memory_space::MemorySpace;
 
 /// Copies every element of `src` into the element at the same indices of `dst`. The views may
 /// have any layouts and strides; their element types, ranks and extents must match. Copies
 /// between two contiguous views of the same layout are one memcpy; others permute through
 /// cache-sized tiles on the host threads. A view copied onto itself (the same elements, as
-/// `create_mirror_view` of a host view gives) is left as it is.
+/// `create_mirror_view` of a host view gives) is left as it is. When either view is in device
+/// memory the copy runs on the GPU (`device.rs`: one `cuMemcpy` where the layouts agree, the
+/// permuting kernel otherwise, host memory always moved in one contiguous piece).
 ///
 /// Errors (`InvalidArgument`, naming both labels and the dimension): different element types,
-/// ranks or extents. `Unavailable` when a view is not in host-accessible memory (until the CUDA
-/// back-end).
+/// ranks or extents. For device views: `Unavailable` without a GPU or kernels (the message says
+/// why), `OutOfMemory` when a staging buffer does not fit.
 ///
 /// # Safety
 /// No other thread may access `dst`'s elements, or write `src`'s, during the call.
 pub unsafe fn deep_copy(dst: &View, src: &View) -> Result<()> {
     check_same_shape(dst, src)?;
-    require_host_access(dst, "deep_copy")?;
-    require_host_access(src, "deep_copy")?;
     if dst.same_elements(src) {
         return Ok(());
+    }
+    if !host_accessible(dst) || !host_accessible(src) {
+        return device_copy(dst, src);
     }
     if may_overlap(dst, src) {
         // Reading the whole source before writing keeps the result defined; distinct views of
@@ -45,8 +48,11 @@ pub unsafe fn deep_copy(dst: &View, src: &View) -> Result<()> {
 /// Writes `value` (the bytes of one element) to every element of `dst` (004: deep_copy of a
 /// scalar).
 ///
-/// Errors: `InvalidArgument` if `value` is not exactly one element's size; `Unavailable` for
-/// memory that is not host-accessible (until the CUDA back-end).
+/// Device views are filled on the GPU (`device.rs`).
+///
+/// Errors: `InvalidArgument` if `value` is not exactly one element's size; for device views
+/// `Unavailable` without a GPU, `OutOfMemory` (a non-contiguous view needs a one-element
+/// buffer).
 ///
 /// # Safety
 /// No other thread may access `dst`'s elements during the call.
@@ -58,7 +64,9 @@ pub unsafe fn fill(dst: &View, value: &[u8]) -> Result<()> {
             dst.element(),
         ));
     }
-    require_host_access(dst, "fill")?;
+    if !host_accessible(dst) {
+        return device_fill(dst, value);
+    }
     let zeros = vec![0; dst.rank()];
     let plan = Plan::new(dst.extents(), dst.strides(), &zeros, value.len());
     plan.run(dst.data(), Source::Value(value.as_ptr()));
@@ -107,7 +115,7 @@ fn check_same_shape(dst: &View, src: &View) -> Result<()> {
 }
 
 /// Whether the byte ranges the two views span intersect.
-fn may_overlap(a: &View, b: &View) -> bool {
+pub(crate) fn may_overlap(a: &View, b: &View) -> bool {
     let range = |v: &View| {
         let start = v.data() as usize;
         start..start + v.span() * v.element().size()
@@ -116,19 +124,33 @@ fn may_overlap(a: &View, b: &View) -> bool {
     a.start < b.end && b.start < a.end
 }
 
-/// Host code can only touch host-accessible memory; the CUDA back-end routes device copies.
-fn require_host_access(view: &View, operation: &str) -> Result<()> {
-    match view.space() {
-        MemorySpace::Host | MemorySpace::CudaHostPinned => Ok(()),
-        MemorySpace::Cuda => Err(Error::new(
-            ErrorKind::Unavailable,
-            format!(
-                "{operation}: view \"{}\" is in {} memory, which needs the CUDA back-end",
-                view.label(),
-                view.space()
-            ),
-        )),
-    }
+/// Host code can touch host and pinned memory; device memory goes through the CUDA back-end.
+pub(crate) fn host_accessible(view: &View) -> bool {
+    matches!(
+        view.space(),
+        MemorySpace::Host | MemorySpace::CudaHostPinned
+    )
+}
+
+#[cfg(feature = "cuda")]
+unsafe fn device_copy(dst: &View, src: &View) -> Result<()> {
+    super::device::deep_copy(dst, src)
+}
+
+#[cfg(feature = "cuda")]
+unsafe fn device_fill(dst: &View, value: &[u8]) -> Result<()> {
+    super::device::fill(dst, value)
+}
+
+/// Without the `cuda` feature no device view can exist (allocate and wrap refuse them).
+#[cfg(not(feature = "cuda"))]
+unsafe fn device_copy(dst: &View, _src: &View) -> Result<()> {
+    Err(super::errors::space_unavailable(dst.label(), dst.space()))
+}
+
+#[cfg(not(feature = "cuda"))]
+unsafe fn device_fill(dst: &View, _value: &[u8]) -> Result<()> {
+    Err(super::errors::space_unavailable(dst.label(), dst.space()))
 }
 
 /// Mirrors (004, "Deep copy ... Mirror the layout in the Host memory space").
@@ -165,7 +187,7 @@ impl View {
 }
 
 /// Strides without gaps that order the dimensions as `strides` do.
-fn compact_strides_in_order(extents: &[usize], strides: &[usize]) -> Vec<usize> {
+pub(crate) fn compact_strides_in_order(extents: &[usize], strides: &[usize]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..extents.len()).collect();
     order.sort_by_key(|&d| (strides[d], d));
     let mut compact = vec![0; extents.len()];

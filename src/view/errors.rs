@@ -215,13 +215,15 @@ pub(crate) fn label_has_nul(label: &str, position: usize) -> Error {
     ))
 }
 
+#[cfg(not(feature = "cuda"))]
 #[cold]
 pub(crate) fn space_unavailable(label: &str, space: MemorySpace) -> Error {
     Error::new(
         ErrorKind::Unavailable,
         format!(
-            "view \"{label}\": views in the {space} memory space come with the CUDA back-end, \
-             which this build does not provide yet; use the host memory space"
+            "view \"{label}\": views in the {space} memory space need the CUDA back-end, and \
+             this library was built without the `cuda` feature; rebuild with it (the default) \
+             or use the host memory space"
         ),
     )
 }
@@ -233,6 +235,30 @@ pub(crate) fn out_of_memory(label: &str, bytes: usize, space: MemorySpace) -> Er
         format!(
             "view \"{label}\": cannot allocate {bytes} bytes of {space} memory; free memory or \
              use smaller extents"
+        ),
+    )
+}
+
+/// `e` (from the CUDA layer) with the view's label in front; kind unchanged.
+#[cold]
+pub(crate) fn in_view(label: &str, e: Error) -> Error {
+    Error::new(e.kind(), format!("view \"{label}\": {}", e.message()))
+}
+
+#[cfg(feature = "cuda")]
+#[cold]
+pub(crate) fn wrapped_wrong_space(
+    label: &str,
+    space: MemorySpace,
+    ptr: *const u8,
+    kind: crate::cuda::PointerKind,
+) -> Error {
+    invalid(
+        label,
+        format!(
+            "td_view_wrap: {ptr:p} is not {space} memory (the CUDA driver reports it as \
+             {kind:?}); wrap device memory with TD_SPACE_CUDA, cudaMallocHost/cudaHostAlloc \
+             memory with TD_SPACE_CUDA_HOST_PINNED and other host memory with TD_SPACE_HOST"
         ),
     )
 }

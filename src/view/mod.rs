@@ -12,12 +12,15 @@
 //! Files: `element` (value types), `layout` (layouts, padding), `mapping` (index to offset,
 //! shape validation), `spec` (what to allocate), `allocation` (the shared allocation record and
 //! the per-space allocator), `view` (the view), `subview`, `copy` (deep_copy, fill, mirrors),
-//! `plan` (how a copy walks the arrays), `kernel` (tile loops), `stream` (prefetching and
+//! `device` (deep_copy and fill of device views, on the GPU), `plan` (how a copy walks the
+//! arrays), `kernel` (tile loops), `stream` (prefetching and
 //! non-temporal stores for large transposes), `parallel` (host threads),
 //! `resize`, `errors` (messages), `tests` (behaviour of whole views).
 
 mod allocation;
 mod copy;
+#[cfg(feature = "cuda")]
+mod device;
 mod element;
 mod errors;
 mod kernel;

@@ -44,8 +44,8 @@ impl View {
     /// Allocates the array `spec` describes, zero-filled unless `spec.initialize` is off.
     ///
     /// Errors: `InvalidArgument` for a bad shape (message names the label and the dimension) or
-    /// a label with a NUL byte; `Unavailable` for the CUDA spaces (until the CUDA back-end);
-    /// `OutOfMemory` when the allocator refuses.
+    /// a label with a NUL byte; `Unavailable` for the CUDA spaces without a usable GPU (the
+    /// message says why); `OutOfMemory` when the allocator refuses.
     pub fn allocate(spec: &ViewSpec) -> Result<View> {
         let label = allocation::c_label(&spec.label)?;
         let mapping = spec.mapping()?;

@@ -5,7 +5,7 @@ use super::*;
 
 /// The kinds of view a copy may go between.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
+pub(super) enum Kind {
     Right,
     Left,
     RightPadded,
@@ -16,7 +16,7 @@ enum Kind {
     Sub,
 }
 
-const KINDS: [Kind; 6] = [
+pub(super) const KINDS: [Kind; 6] = [
     Kind::Right,
     Kind::Left,
     Kind::RightPadded,
@@ -26,12 +26,30 @@ const KINDS: [Kind; 6] = [
 ];
 
 /// Marks the parent's elements outside a `Kind::Sub` view, to catch stray writes.
-const UNTOUCHED: u64 = 0xdead_beef;
+pub(super) const UNTOUCHED: u64 = 0xdead_beef;
 
 /// A zero-filled u64 view of `kind`, and for `Kind::Sub` its parent.
 fn make(kind: Kind, extents: &[usize], rng: &mut Rng) -> (View, Option<View>) {
+    if kind == Kind::Sub {
+        let bigger: Vec<usize> = (0..extents.len()).map(|d| extents[d] + d % 2).collect();
+        let parent = u64_view("parent", &bigger, Layout::Right);
+        for index in indices(&bigger) {
+            set(&parent, &index, UNTOUCHED);
+        }
+        let sub = parent.subview(&sub_slices(extents)).unwrap();
+        for index in indices(extents) {
+            set(&sub, &index, 0);
+        }
+        return (sub, Some(parent));
+    }
+    (View::allocate(&spec_of(kind, extents, rng)).unwrap(), None)
+}
+
+/// The spec of a u64 view of `kind` (for `Kind::Sub`: of its parent, one larger in every odd
+/// dimension, LayoutRight; `sub_slices` cuts the subview out of it).
+pub(super) fn spec_of(kind: Kind, extents: &[usize], rng: &mut Rng) -> ViewSpec {
     let spec = ViewSpec::new(&format!("{kind:?}"), ElementType::U64, extents);
-    let spec = match kind {
+    match kind {
         Kind::Right => spec,
         Kind::Left => spec.layout(Layout::Left),
         Kind::RightPadded => spec.padded(),
@@ -51,26 +69,21 @@ fn make(kind: Kind, extents: &[usize], rng: &mut Rng) -> (View, Option<View>) {
         }
         Kind::Sub => {
             let bigger: Vec<usize> = (0..extents.len()).map(|d| extents[d] + d % 2).collect();
-            let parent = u64_view("parent", &bigger, Layout::Right);
-            for index in indices(&bigger) {
-                set(&parent, &index, UNTOUCHED);
-            }
-            let slices: Vec<Slice> = (0..extents.len())
-                .map(|d| Slice::Range((d % 2) as i64, (d % 2 + extents[d]) as i64))
-                .collect();
-            let sub = parent.subview(&slices).unwrap();
-            for index in indices(extents) {
-                set(&sub, &index, 0);
-            }
-            return (sub, Some(parent));
+            ViewSpec::new("parent", ElementType::U64, &bigger)
         }
-    };
-    (View::allocate(&spec).unwrap(), None)
+    }
+}
+
+/// The slices that cut a `Kind::Sub` view of `extents` out of its parent.
+pub(super) fn sub_slices(extents: &[usize]) -> Vec<Slice> {
+    (0..extents.len())
+        .map(|d| Slice::Range((d % 2) as i64, (d % 2 + extents[d]) as i64))
+        .collect()
 }
 
 /// A random shape of `rank`: long stride-one dimensions at low ranks (so padding shows), short
 /// ones at high ranks (so the tests stay fast).
-fn shape(rank: usize, rng: &mut Rng) -> Vec<usize> {
+pub(super) fn shape(rank: usize, rng: &mut Rng) -> Vec<usize> {
     (0..rank)
         .map(|d| {
             if rank <= 3 && (d == 0 || d == rank - 1) {

@@ -3,6 +3,8 @@
 
 mod bad_input;
 mod copy;
+#[cfg(feature = "cuda")]
+mod device;
 mod layout_offsets;
 mod lifetime;
 mod resize;
