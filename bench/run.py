@@ -172,6 +172,8 @@ BENCHMARKS: list[Benchmark] = [
         metric=Metric("gb_per_s", "GB/s", False, "deep_copy bandwidth (bytes of one array / s)"),
         full_args=["--mib", "256"],
         quick_args=["--mib", "4"],
+    ),
+    Benchmark(
         name="dispatch",
         title="Data-parallel dispatch: empty parallel_for / parallel_reduce",
         description=(
