@@ -12,6 +12,7 @@ pub mod pool;
 pub mod priority;
 pub mod runtime;
 mod sync;
+pub mod task;
 pub mod topology;
 
 pub use error::{Error, ErrorKind};
