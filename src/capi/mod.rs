@@ -9,20 +9,28 @@
 
 mod boundary;
 mod error;
+mod future;
 mod handle;
 mod library;
 mod memory_space;
 mod pool;
 mod priority;
+mod scheduler;
 mod space;
 mod status;
+mod task_closure;
+mod task_context;
 mod team;
 
 pub use error::{td_last_error, td_last_error_message};
+pub use future::*;
 pub use library::*;
 pub use memory_space::{td_memory_space, TD_SPACE_CUDA, TD_SPACE_CUDA_HOST_PINNED, TD_SPACE_HOST};
 pub use pool::*;
 pub use priority::*;
+pub use scheduler::*;
 pub use space::*;
 pub use status::{td_status, td_status_string};
+pub use task_closure::*;
+pub use task_context::*;
 pub use team::*;

@@ -59,11 +59,19 @@ impl BlockCache {
         }
     }
 
+    /// The list for blocks serving `size` bytes (`0 < size`): that of the pool's block size for
+    /// it (000 §2.5.3), or `None` above the largest block.
+    #[inline(always)]
+    fn list(&mut self, size: usize) -> Option<&mut FreeList> {
+        let lg2 = usize::BITS - (size - 1).leading_zeros();
+        self.lists
+            .get_mut(lg2.saturating_sub(self.min_lg2) as usize)
+    }
+
     /// A cached block for a request of `size` bytes (`0 < size <= max block`), if any.
-    #[inline]
-    pub(crate) fn take(&mut self, pool: &MemoryPool, size: usize) -> Option<NonNull<u8>> {
-        let index = (pool.layout().block_lg2_for(size) - self.min_lg2) as usize;
-        let list = &mut self.lists[index];
+    #[inline(always)]
+    pub(crate) fn take(&mut self, size: usize) -> Option<NonNull<u8>> {
+        let list = self.list(size)?;
         let block = NonNull::new(list.head)?;
         // SAFETY: cached blocks hold a released header whose `next` links the list.
         list.head = unsafe { block.as_ref().next.load(Ordering::Relaxed) };
@@ -76,21 +84,21 @@ impl BlockCache {
     /// # Safety
     /// `block` is a released header of a block from `pool` allocated for `alloc_size` bytes, and
     /// nobody references it any more.
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn give(
         &mut self,
         pool: &MemoryPool,
         block: NonNull<TaskHeader>,
         alloc_size: usize,
     ) {
-        let index = (pool.layout().block_lg2_for(alloc_size) - self.min_lg2) as usize;
-        let list = &mut self.lists[index];
-        if list.len < self.limit {
-            block.as_ref().next.store(list.head, Ordering::Relaxed);
-            list.head = block.as_ptr();
-            list.len += 1;
-        } else {
-            return_to_pool(pool, block, alloc_size);
+        let limit = self.limit;
+        match self.list(alloc_size) {
+            Some(list) if list.len < limit => {
+                block.as_ref().next.store(list.head, Ordering::Relaxed);
+                list.head = block.as_ptr();
+                list.len += 1;
+            }
+            _ => return_to_pool(pool, block, alloc_size),
         }
     }
 
@@ -120,6 +128,7 @@ impl BlockCache {
 ///
 /// # Safety
 /// As for `BlockCache::give`.
+#[inline(never)]
 pub(crate) unsafe fn return_to_pool(pool: &MemoryPool, block: NonNull<TaskHeader>, size: usize) {
     // The block came from this pool with this size, so the pool cannot refuse it.
     let freed = pool.deallocate(block.as_ptr().cast(), size);
@@ -170,7 +179,7 @@ mod tests {
         // Two kept, the third went back to the pool.
         assert_eq!(cache.len(), 2);
         assert_eq!(pool.usage_statistics().consumed_blocks, 2);
-        let again = cache.take(&pool, 120).unwrap();
+        let again = cache.take(120).unwrap();
         assert!(blocks.contains(&again));
         assert_eq!(cache.len(), 1);
         unsafe { return_to_pool(&pool, again.cast(), 100) };

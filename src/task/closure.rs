@@ -78,7 +78,12 @@ fn move_into_task<F>(
     result_size: usize,
     spawn: impl FnOnce(&RawClosure) -> Result<NonNull<TaskHeader>>,
 ) -> Result<Future> {
-    const { assert!(std::mem::align_of::<F>() <= STATE_ALIGN, "closure over-aligned for a task") };
+    const {
+        assert!(
+            std::mem::align_of::<F>() <= STATE_ALIGN,
+            "closure over-aligned for a task"
+        )
+    };
     let f = ManuallyDrop::new(f);
     let closure = RawClosure {
         function,

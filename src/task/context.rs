@@ -7,12 +7,12 @@
 //! its call is usually recognised.
 
 use super::future::{check_scheduler, Future};
-use super::header::{Access, TaskHeader, INTERNAL_REF};
+use super::header::{TaskHeader, INTERNAL_REF};
 use super::place::Place;
 use super::scheduler::Shared;
 use super::spawn::{Policy, RawClosure, RawPolicy};
 use super::team_task::{ExecutionRecord, Respawn};
-use super::worker::{current, Worker};
+use super::worker::Worker;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::TeamMember;
 use crate::priority::Priority;
@@ -31,6 +31,25 @@ pub struct TaskContext<'a> {
     member: TeamMember<'a>,
     record: &'a ExecutionRecord,
     team_size: usize,
+}
+
+#[cold]
+fn stale_context(what: &str) -> Error {
+    Error::invalid_argument(format!(
+        "{what}: `ctx` is not the context of a running task: a td_task_ctx is valid only during \
+         the call of the task function that received it"
+    ))
+}
+
+#[cold]
+fn foreign_context(what: &str) -> Error {
+    Error::new(
+        ErrorKind::WrongThread,
+        format!(
+            "{what}: `ctx` belongs to a task running on another thread; use it only on the \
+             thread that called the task function"
+        ),
+    )
 }
 
 impl<'a> TaskContext<'a> {
@@ -61,36 +80,20 @@ impl<'a> TaskContext<'a> {
     ///
     /// # Safety
     /// `ctx` is non-null and points to readable memory (anything else cannot be checked).
+    #[inline(always)]
     pub(crate) unsafe fn check(ctx: *const TaskContext<'a>, what: &str) -> Result<&'a Self> {
         let c = &*ctx;
         if c.magic.get() != CONTEXT_MAGIC {
-            return Err(Error::invalid_argument(format!(
-                "{what}: `ctx` is not the context of a running task: a td_task_ctx is valid only \
-                 during the call of the task function that received it"
-            )));
+            return Err(stale_context(what));
         }
-        if !std::ptr::eq(current().1, c.worker) {
-            return Err(Error::new(
-                ErrorKind::WrongThread,
-                format!(
-                    "{what}: `ctx` belongs to a task running on another thread; use it only on \
-                     the thread that called the task function"
-                ),
-            ));
+        if !c.worker.is_current() {
+            return Err(foreign_context(what));
         }
         Ok(c)
     }
 
     pub(crate) fn shared(&self) -> &'a Shared {
         self.place.shared
-    }
-
-    pub(crate) fn place(&self) -> &'a Place<'a> {
-        self.place
-    }
-
-    pub(crate) fn task(&self) -> NonNull<TaskHeader> {
-        self.task
     }
 
     /// This member of the task's team (a team of one for a single task).
@@ -211,7 +214,8 @@ impl<'a> TaskContext<'a> {
         priority: Priority,
         what: &str,
     ) -> Result<()> {
-        self.record.claim(self.member.rank(), self.team_size, what)?;
+        self.record
+            .claim(self.member.rank(), self.team_size, what)?;
         if dependence == Some(self.task) {
             return Err(Error::invalid_argument(format!(
                 "{what}: the dependence is the task's own future; a task cannot wait for its own \
@@ -241,10 +245,6 @@ impl<'a> TaskContext<'a> {
     /// Records a panic of a task closure; `wait` rethrows it.
     pub(crate) fn record_panic(&self, payload: Box<dyn Any + Send>) {
         self.shared().record_panic(payload);
-    }
-
-    pub(crate) fn access(&self) -> Access {
-        self.place.access
     }
 
     /// The C handle of the scheduler running this task (not a reference).

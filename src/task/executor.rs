@@ -3,9 +3,9 @@
 //!
 //! ## Where a worker looks, and what "available to it" means
 //! For each priority from High to Low, a worker looks in: (1) its private queue, (2) its own
-//! published stack, (3) the injection stack of host-spawned tasks, (4) if it leads a team, the
-//! team-task stack, (5) the published stacks of the other workers, when the published-count hint
-//! says there are any. It runs the first task it finds. A task is *available* to a worker when it
+//! published stack, (3) the injection stack of host-spawned tasks, (4) the published stacks of the
+//! other workers, (5) if it leads a team, the team-task stack. (2)–(4) and (5) are skipped with
+//! one load each when their count hints (`Shared::shared_ready`, `team_ready`) are zero. It runs the first task it finds. A task is *available* to a worker when it
 //! is in one of these places at the moment the worker examines that place, so a worker never
 //! takes a lower-priority task while a higher-priority one was available to it during its
 //! search. Within a place, the newest ready task runs first (LIFO, 002 §2.1.2). Tasks in another
@@ -28,12 +28,12 @@
 //! be visible to `s2` (SeqCst). Entities still waiting at that point can never run: `wait`
 //! reports them as a deadlock.
 
+use super::context::TaskContext;
 use super::header::{Access, TaskHeader};
-use super::place::Place;
+use super::place::{Count, Place};
 use super::scheduler::{Shared, IDLE_COUNT_MASK, IDLE_EPOCH_ONE};
 use super::team_task::{ExecutionRecord, Respawn, TeamState};
 use super::worker::{CurrentWorker, Worker};
-use super::context::TaskContext;
 use crate::exec::TeamMember;
 use crate::priority::Priority;
 use std::ffi::c_void;
@@ -72,7 +72,6 @@ impl Worker {
                 break;
             }
         }
-        drop(place);
         self.end_wait(shared);
     }
 
@@ -88,20 +87,15 @@ impl Worker {
             if let Some(task) = self.local_pop(priority) {
                 return Some(task);
             }
-            if let Some(task) = self.published[p].pop() {
-                shared.published[p].fetch_sub(1, Ordering::Relaxed);
-                return Some(task);
-            }
-            if let Some(task) = shared.injection[p].pop() {
-                return Some(task);
-            }
-            if leader {
-                if let Some(task) = shared.team_queue[p].pop() {
+            if shared.shared_ready[p].load(Ordering::Relaxed) > 0 {
+                if let Some(task) = self.take_shared(shared, p) {
+                    shared.shared_ready[p].fetch_sub(1, Ordering::Relaxed);
                     return Some(task);
                 }
             }
-            if shared.published[p].load(Ordering::Relaxed) > 0 {
-                if let Some(task) = self.steal(shared, p) {
+            if leader && shared.team_ready[p].load(Ordering::Relaxed) > 0 {
+                if let Some(task) = shared.team_queue[p].pop() {
+                    shared.team_ready[p].fetch_sub(1, Ordering::Relaxed);
                     return Some(task);
                 }
             }
@@ -109,13 +103,19 @@ impl Worker {
         None
     }
 
-    /// A task from another worker's published stack of priority `p`.
-    fn steal(&self, shared: &Shared, p: usize) -> Option<NonNull<TaskHeader>> {
+    /// A task of priority `p` from this worker's published stack, the injection stack, or
+    /// another worker's published stack.
+    fn take_shared(&self, shared: &Shared, p: usize) -> Option<NonNull<TaskHeader>> {
+        if let Some(task) = self.published[p].pop() {
+            return Some(task);
+        }
+        if let Some(task) = shared.injection[p].pop() {
+            return Some(task);
+        }
         let n = shared.workers.len();
         for k in 1..n {
             let victim = &shared.workers[(self.rank + k) % n];
             if let Some(task) = victim.published[p].pop() {
-                shared.published[p].fetch_sub(1, Ordering::Relaxed);
                 // SAFETY: the worker's thread; a short borrow.
                 unsafe { self.owned().counters.steals += 1 };
                 return Some(task);
@@ -127,9 +127,7 @@ impl Worker {
     /// Publishes the oldest private task when some worker is idle (module comment).
     #[inline]
     pub(crate) fn share_if_idle(&self, shared: &Shared) {
-        if shared.workers.len() == 1
-            || shared.idle.load(Ordering::Relaxed) & IDLE_COUNT_MASK == 0
-        {
+        if shared.workers.len() == 1 || shared.idle.load(Ordering::Relaxed) & IDLE_COUNT_MASK == 0 {
             return;
         }
         // SAFETY: the worker's thread; a short borrow.
@@ -140,7 +138,7 @@ impl Worker {
         // SAFETY: the task is ready and ours; we give it up.
         unsafe { self.published[p].push(task) };
         // Release: an idle worker that sees the count then finds the task in the stack.
-        shared.published[p].fetch_add(1, Ordering::Release);
+        shared.shared_ready[p].fetch_add(1, Ordering::Release);
     }
 
     /// Idles until work may be available (`false`) or the DAG is done (`true`).
@@ -158,8 +156,7 @@ impl Worker {
                 shared.idle.fetch_add(IDLE_EPOCH_ONE - 1, Ordering::SeqCst);
                 return false;
             }
-            if shared.idle.load(Ordering::SeqCst) & IDLE_COUNT_MASK == n && shared.try_terminate()
-            {
+            if shared.idle.load(Ordering::SeqCst) & IDLE_COUNT_MASK == n && shared.try_terminate() {
                 return true;
             }
             polls = polls.wrapping_add(1);
@@ -247,7 +244,7 @@ impl Worker {
                     t.set_priority(r.priority);
                     t.set_dependence(r.dependence.map_or(std::ptr::null_mut(), |d| d.as_ptr()));
                 }
-                place.counters().respawned += 1;
+                place.count(Count::Respawned);
                 place.schedule_task(task, r.dependence);
             }
             None => {
@@ -262,8 +259,17 @@ impl Worker {
         }
     }
 
+    /// Whether a task is ready for this worker (a hint for the single-worker mitigation).
+    #[inline(always)]
+    pub(crate) fn has_ready_tasks(&self, shared: &Shared) -> bool {
+        // SAFETY: the worker's thread; a short read.
+        let queued = unsafe { self.owned().local.len() };
+        queued > 0 || shared.work_visible(true)
+    }
+
     /// Runs every available task before a spawn allocates, when this is the only worker
     /// (002 §3.3.2: keeps the memory high-water mark of a single worker down).
+    #[inline(never)]
     pub(crate) fn run_ready_tasks(&self, place: &Place<'_>) {
         debug_assert_eq!(place.access, Access::Exclusive);
         // SAFETY: the worker's thread; short borrows around the nested runs.
@@ -290,12 +296,13 @@ impl Worker {
 }
 
 impl Shared {
-    /// Whether an idle worker may find a task (a hint; see the module comment).
-    fn work_visible(&self, leader: bool) -> bool {
+    /// Whether a worker may find a task outside its private queue (a hint; see the module
+    /// comment).
+    #[inline(always)]
+    pub(crate) fn work_visible(&self, leader: bool) -> bool {
         (0..3).any(|p| {
-            self.published[p].load(Ordering::Acquire) > 0
-                || !self.injection[p].looks_empty()
-                || (leader && !self.team_queue[p].looks_empty())
+            self.shared_ready[p].load(Ordering::Acquire) > 0
+                || (leader && self.team_ready[p].load(Ordering::Acquire) > 0)
         })
     }
 

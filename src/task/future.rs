@@ -17,20 +17,50 @@
 //! pool were freed (its memory is gone), and pointers into unmapped memory (they fault).
 
 use super::header::{
-    Access, Kind, TaskHeader, IDENT_FREED, IDENT_KIND_MASK, IDENT_TASK, IDENT_WHEN_ALL, TAG_MASK,
-    USER_REF,
+    Kind, TaskHeader, IDENT_FREED, IDENT_KIND_MASK, IDENT_TASK, IDENT_WHEN_ALL, TAG_MASK, USER_REF,
 };
 use super::place::Place;
 use super::scheduler::Shared;
-use super::worker::current;
 use crate::error::{Error, ErrorKind, Result};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 
 /// Why a pointer is not a usable future; the C API reports it as `TD_ERROR_INVALID_HANDLE`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BadFuture {
-    pub message: String,
+    raw: usize,
+    reason: BadFutureReason,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BadFutureReason {
+    NotAFuture,
+    Released,
+    Reused,
+}
+
+impl BadFuture {
+    /// The message for an argument called `name`.
+    #[cold]
+    pub fn message(&self, name: &str) -> String {
+        let raw = self.raw as *const c_void;
+        match self.reason {
+            BadFutureReason::NotAFuture => format!(
+                "argument `{name}` ({raw:p}) is not a td_future (pass a future returned by \
+                 td_host_spawn, td_task_spawn or td_when_all)"
+            ),
+            BadFutureReason::Released => format!(
+                "argument `{name}` ({raw:p}) was already released: its last reference is gone \
+                 and its task's memory went back to the pool; a future may not be used after \
+                 its last td_future_release"
+            ),
+            BadFutureReason::Reused => format!(
+                "argument `{name}` ({raw:p}) was already released, and its memory now belongs to \
+                 another task or when_all; a future may not be used after its last \
+                 td_future_release"
+            ),
+        }
+    }
 }
 
 /// Blocks of tasks and when_alls are at least this large, and aligned to it.
@@ -41,51 +71,40 @@ const MIN_BLOCK: usize = 128;
 /// # Safety
 /// `raw` with its tag bits cleared must point to readable memory of at least 4 bytes when it is
 /// aligned to 128 (otherwise it is rejected without being read).
+#[inline(always)]
 pub(crate) unsafe fn decode(
     raw: *const c_void,
-    name: &str,
 ) -> std::result::Result<NonNull<TaskHeader>, BadFuture> {
     let address = raw as usize & !TAG_MASK;
     let tag = (raw as usize & TAG_MASK) as u32;
     if address == 0 || address % MIN_BLOCK != 0 {
-        return Err(not_a_future(raw, name));
+        return Err(BadFuture {
+            raw: raw as usize,
+            reason: BadFutureReason::NotAFuture,
+        });
     }
     let header = &*(address as *const TaskHeader);
     let ident = header.ident();
     if ident == IDENT_TASK | tag || ident == IDENT_WHEN_ALL | tag {
         return Ok(NonNull::from(header));
     }
-    let kind = ident & IDENT_KIND_MASK;
-    let same_generation = ident & TAG_MASK as u32 == tag;
-    if kind == IDENT_FREED && same_generation {
-        Err(BadFuture {
-            message: format!(
-                "argument `{name}` ({raw:p}) was already released: its last reference is gone \
-                 and its task's memory went back to the pool; a future may not be used after \
-                 its last td_future_release"
-            ),
-        })
-    } else if matches!(kind, IDENT_FREED | IDENT_TASK | IDENT_WHEN_ALL) {
-        Err(BadFuture {
-            message: format!(
-                "argument `{name}` ({raw:p}) was already released, and its memory now belongs to \
-                 another task or when_all; a future may not be used after its last \
-                 td_future_release"
-            ),
-        })
-    } else {
-        Err(not_a_future(raw, name))
-    }
+    Err(bad_ident(raw, ident, tag))
 }
 
 #[cold]
-fn not_a_future(raw: *const c_void, name: &str) -> BadFuture {
-    BadFuture {
-        message: format!(
-            "argument `{name}` ({raw:p}) is not a td_future (pass a future returned by \
-             td_host_spawn, td_task_spawn or td_when_all)"
-        ),
-    }
+fn bad_ident(raw: *const c_void, ident: u32, tag: u32) -> BadFuture {
+    let bad = |reason| BadFuture {
+        raw: raw as usize,
+        reason,
+    };
+    let kind = ident & IDENT_KIND_MASK;
+    bad(if kind == IDENT_FREED && ident & TAG_MASK as u32 == tag {
+        BadFutureReason::Released
+    } else if matches!(kind, IDENT_FREED | IDENT_TASK | IDENT_WHEN_ALL) {
+        BadFutureReason::Reused
+    } else {
+        BadFutureReason::NotAFuture
+    })
 }
 
 /// The future (tagged pointer) of an entity.
@@ -96,17 +115,33 @@ pub(crate) fn encode(entity: NonNull<TaskHeader>) -> *mut c_void {
     (entity.as_ptr() as usize | generation) as *mut c_void
 }
 
-/// Fails unless `entity` belongs to `shared`.
-pub(crate) fn check_scheduler(entity: NonNull<TaskHeader>, shared: &Shared, what: &str) -> Result<()> {
+/// Whether `entity` belongs to `shared`.
+#[inline]
+pub(crate) fn same_scheduler(entity: NonNull<TaskHeader>, shared: &Shared) -> bool {
     // SAFETY: validated entities the caller holds.
-    if std::ptr::eq(unsafe { entity.as_ref() }.scheduler(), shared) {
+    std::ptr::eq(unsafe { entity.as_ref() }.scheduler(), shared)
+}
+
+/// Fails unless `entity` belongs to `shared`; `what` names the future in the message.
+#[inline]
+pub(crate) fn check_scheduler(
+    entity: NonNull<TaskHeader>,
+    shared: &Shared,
+    what: &str,
+) -> Result<()> {
+    if same_scheduler(entity, shared) {
         Ok(())
     } else {
-        Err(Error::invalid_argument(format!(
-            "{what} is a future of another scheduler; futures may only be combined with (and \
-             used as dependences by) tasks of the scheduler that created them"
-        )))
+        Err(other_scheduler(what))
     }
+}
+
+#[cold]
+pub(crate) fn other_scheduler(what: &str) -> Error {
+    Error::invalid_argument(format!(
+        "{what} is a future of another scheduler; futures may only be combined with (and used \
+         as dependences by) tasks of the scheduler that created them"
+    ))
 }
 
 /// Runs `f` at the place for the calling thread and `entity`'s scheduler: the worker if it runs
@@ -121,9 +156,8 @@ unsafe fn at_entity_place<R>(
     f: impl FnOnce(&Place<'_>) -> R,
 ) -> Result<R> {
     let shared_ptr = entity.as_ref().scheduler();
-    let (current_shared, worker) = current();
-    if std::ptr::eq(current_shared, shared_ptr) {
-        let place = Place::worker(&*shared_ptr, &*worker);
+    if let Some(worker) = (*shared_ptr).current_worker() {
+        let place = Place::worker(&*shared_ptr, worker);
         return Ok(f(&place));
     }
     let unused;
@@ -185,26 +219,42 @@ pub(crate) fn is_ready(entity: NonNull<TaskHeader>) -> bool {
 ///
 /// # Safety
 /// The caller holds a reference for as long as it uses the slice.
+#[inline(always)]
 pub(crate) unsafe fn result<'a>(entity: NonNull<TaskHeader>, what: &str) -> Result<&'a [u8]> {
     let h = entity.as_ref();
     // Acquire (in `is_complete`): the result written before completion is visible.
     if !h.is_complete() {
-        return Err(Error::new(
-            ErrorKind::NotReady,
-            format!(
-                "{what}: the {} is not complete yet, so it has no result; read it after td_wait \
-                 returns, or in a task that depends on this future",
-                match h.kind() {
-                    Kind::Task => "task",
-                    Kind::WhenAll => "when_all",
-                }
-            ),
-        ));
+        return Err(not_ready(h.kind(), what));
     }
     Ok(match h.kind() {
         Kind::Task => std::slice::from_raw_parts(TaskHeader::result_ptr(entity), h.size()),
         Kind::WhenAll => &[],
     })
+}
+
+#[cold]
+fn not_ready(kind: Kind, what: &str) -> Error {
+    Error::new(
+        ErrorKind::NotReady,
+        format!(
+            "{what}: the {} is not complete yet, so it has no result; read it after td_wait \
+             returns, or in a task that depends on this future",
+            match kind {
+                Kind::Task => "task",
+                Kind::WhenAll => "when_all",
+            }
+        ),
+    )
+}
+
+/// Bytes of the task's result (0 for a when_all).
+pub(crate) fn result_size(entity: NonNull<TaskHeader>) -> usize {
+    // SAFETY: the caller holds a reference.
+    let h = unsafe { entity.as_ref() };
+    match h.kind() {
+        Kind::Task => h.size(),
+        Kind::WhenAll => 0,
+    }
 }
 
 /// An owning reference to a task or when_all (000 §3.2.1): `Clone` retains, `Drop` releases.
@@ -320,12 +370,4 @@ impl std::fmt::Debug for Future {
             .field("ready", &self.is_ready())
             .finish()
     }
-}
-
-/// Whether entity operations on the calling thread would be plain (for tests).
-#[doc(hidden)]
-pub fn current_access_is_exclusive() -> bool {
-    let (_, worker) = current();
-    // SAFETY: the thread-local names the worker this thread runs, if any.
-    !worker.is_null() && unsafe { (*worker).access() } == Access::Exclusive
 }

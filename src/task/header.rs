@@ -71,7 +71,7 @@ pub const IDENT_KIND_MASK: u32 = 0xffff_ff00;
 /// One user reference in `refs`.
 pub const USER_REF: u64 = 1;
 /// One internal hold in `refs`.
-pub const INTERNAL_REF: u64 = 1 << 32;
+pub const INTERNAL_REF: u64 = 0x1_0000_0000;
 const USER_MASK: u64 = INTERNAL_REF - 1;
 
 const FLAG_TEAM: u32 = 1 << 2;
@@ -198,7 +198,8 @@ impl TaskHeader {
     pub(crate) fn mark_freed(&self) {
         let generation = self.ident.load(Ordering::Relaxed) & TAG_MASK as u32;
         // Relaxed: the block's owner is the only writer; stale readers need no ordering.
-        self.ident.store(IDENT_FREED | generation, Ordering::Relaxed);
+        self.ident
+            .store(IDENT_FREED | generation, Ordering::Relaxed);
     }
 
     #[inline]

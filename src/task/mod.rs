@@ -36,6 +36,7 @@
 //! closures as tasks).
 
 mod block_cache;
+mod bytes;
 mod closure;
 mod context;
 mod executor;
@@ -64,6 +65,11 @@ pub use statistics::SchedulerStatistics;
 
 /// Raw-pointer operations for the C API.
 pub(crate) mod raw {
-    pub(crate) use super::future::{decode, encode, is_ready, release, result, retain};
-    pub(crate) use super::spawn::RawPolicy;
+    pub(crate) use super::bytes::copy as copy_bytes;
+    pub(crate) use super::future::{
+        check_scheduler, decode, encode, is_ready, other_scheduler, release, result, result_size,
+        retain, same_scheduler,
+    };
+    pub(crate) use super::scheduler::Shared;
+    pub(crate) use super::spawn::{host_spawn, RawPolicy};
 }

@@ -10,12 +10,12 @@
 use super::block_cache::return_to_pool;
 use super::header::{Access, Kind, TaskHeader};
 use super::scheduler::{ForeignGuard, Shared};
-use super::statistics::{Counters, ALIVE_FLUSH};
+use super::statistics::ALIVE_FLUSH;
 use super::wait_queue;
 use super::worker::Worker;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::AllocFailure;
-use std::cell::{Cell, UnsafeCell};
+use std::cell::Cell;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 
@@ -26,11 +26,20 @@ pub(crate) struct Place<'a> {
     pub(crate) shared: &'a Shared,
     pub(crate) worker: Option<&'a Worker>,
     pub(crate) access: Access,
-    /// Counts of a host-side operation, added to the totals when the place is dropped.
-    host_counters: UnsafeCell<Counters>,
     /// Set on the host when the scheduler's last live entity and last owner are gone: the caller
     /// must then free the scheduler (after its foreign guard ended).
     scheduler_unused: Cell<bool>,
+}
+
+/// What `Place::count` counts.
+#[derive(Clone, Copy)]
+pub(crate) enum Count {
+    Spawned,
+    Respawned,
+    TasksCompleted,
+    WhenAlls,
+    WhenAllsCompleted,
+    AllocationFailures,
 }
 
 impl<'a> Place<'a> {
@@ -41,7 +50,6 @@ impl<'a> Place<'a> {
             shared,
             worker: Some(worker),
             access: worker.access(),
-            host_counters: UnsafeCell::new(Counters::default()),
             scheduler_unused: Cell::new(false),
         }
     }
@@ -52,7 +60,6 @@ impl<'a> Place<'a> {
             shared,
             worker: None,
             access: Access::Shared,
-            host_counters: UnsafeCell::new(Counters::default()),
             scheduler_unused: Cell::new(false),
         }
     }
@@ -62,15 +69,23 @@ impl<'a> Place<'a> {
         self.scheduler_unused.get()
     }
 
-    /// The counts of this place. The borrow must not outlive the statement.
+    /// Counts one event: in the worker's counters, or from the host in the totals.
     #[inline]
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) fn counters(&self) -> &mut Counters {
+    pub(crate) fn count(&self, what: Count) {
         match self.worker {
-            // SAFETY: the worker's thread; callers use the borrow for one increment.
-            Some(w) => unsafe { &mut w.owned().counters },
-            // SAFETY: a host place is used by one thread, one increment at a time.
-            None => unsafe { &mut *self.host_counters.get() },
+            Some(w) => {
+                // SAFETY: the worker's thread; a short borrow.
+                let c = unsafe { &mut w.owned().counters };
+                *match what {
+                    Count::Spawned => &mut c.spawned,
+                    Count::Respawned => &mut c.respawned,
+                    Count::TasksCompleted => &mut c.tasks_completed,
+                    Count::WhenAlls => &mut c.when_alls,
+                    Count::WhenAllsCompleted => &mut c.when_alls_completed,
+                    Count::AllocationFailures => &mut c.allocation_failures,
+                } += 1;
+            }
+            None => self.shared.totals.count(what),
         }
     }
 
@@ -84,7 +99,7 @@ impl<'a> Place<'a> {
     }
 
     /// Adds `delta` to the live entity count (see `statistics.rs` for the peak's accuracy).
-    #[inline]
+    #[inline(always)]
     fn alive_add(&self, delta: i64) {
         let shared = self.shared;
         match (self.worker, self.access) {
@@ -105,28 +120,40 @@ impl<'a> Place<'a> {
                     shared.flush_alive(d);
                 }
             }
-            (None, _) => {
-                // AcqRel: the thread that brings the count to zero frees the scheduler and must
-                // see every other thread's use of it.
-                let before = shared.alive.fetch_add(delta, Ordering::AcqRel);
-                shared.peak_alive.fetch_max(before + delta, Ordering::Relaxed);
-                if before + delta == 0 {
-                    self.scheduler_unused.set(true);
-                }
-            }
+            (None, _) => self.host_alive_add(delta),
+        }
+    }
+
+    #[inline(never)]
+    fn host_alive_add(&self, delta: i64) {
+        let shared = self.shared;
+        // AcqRel: the thread that brings the count to zero frees the scheduler and must see
+        // every other thread's use of it.
+        let before = shared.alive.fetch_add(delta, Ordering::AcqRel);
+        shared
+            .peak_alive
+            .fetch_max(before + delta, Ordering::Relaxed);
+        if before + delta == 0 {
+            self.scheduler_unused.set(true);
         }
     }
 
     /// A block of `bytes` for a new entity; `what` names the operation for messages.
+    #[inline(always)]
     pub(crate) fn allocate(&self, bytes: usize, what: &str) -> Result<NonNull<u8>> {
-        let pool = &*self.shared.pool;
         if let Some(w) = self.worker {
-            // SAFETY: the worker's thread; the pool does not re-enter the scheduler.
-            if let Some(block) = unsafe { w.owned().cache.take(pool, bytes) } {
+            // SAFETY: the worker's thread; the cache does not re-enter the scheduler.
+            if let Some(block) = unsafe { w.owned().cache.take(bytes) } {
                 self.alive_add(1);
                 return Ok(block);
             }
         }
+        self.allocate_from_pool(bytes, what)
+    }
+
+    #[inline(never)]
+    fn allocate_from_pool(&self, bytes: usize, what: &str) -> Result<NonNull<u8>> {
+        let pool = &*self.shared.pool;
         let block = match pool.allocate(bytes, ALLOCATE_ATTEMPTS) {
             Ok(block) => block,
             Err(AllocFailure::Exhausted { .. }) => {
@@ -139,14 +166,17 @@ impl<'a> Place<'a> {
                 match retry {
                     Some(block) => block,
                     None => {
-                        self.counters().allocation_failures += 1;
+                        self.count(Count::AllocationFailures);
                         return Err(self.exhausted(bytes, what));
                     }
                 }
             }
             Err(failure) => {
                 return Err(failure.into_error().unwrap_or_else(|| {
-                    Error::new(ErrorKind::Internal, format!("{what}: a zero-byte allocation"))
+                    Error::new(
+                        ErrorKind::Internal,
+                        format!("{what}: a zero-byte allocation"),
+                    )
                 }))
             }
         };
@@ -174,18 +204,12 @@ impl<'a> Place<'a> {
 
     /// Frees an entity whose last reference is gone: a when_all first drops the references it
     /// still holds to its dependences, then the block goes to the worker's cache or the pool.
+    #[inline]
     pub(crate) fn free(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: nobody references the entity any more.
         let e = unsafe { entity.as_ref() };
         if e.kind() == Kind::WhenAll {
-            let deps = TaskHeader::dependences_ptr(entity);
-            // SAFETY: the last reference is gone, so no scan runs; the array has `size` entries.
-            let from = unsafe { e.retained_from() } as usize;
-            for i in from..e.size() {
-                if let Some(d) = NonNull::new(unsafe { *deps.add(i) }) {
-                    self.release_internal(d);
-                }
-            }
+            self.release_dependences(entity);
         }
         let size = e.alloc_size();
         e.mark_freed();
@@ -198,8 +222,22 @@ impl<'a> Place<'a> {
         self.alive_add(-1);
     }
 
+    /// Drops the holds a freed when_all still has on dependences it had not examined.
+    #[inline(never)]
+    fn release_dependences(&self, when_all: NonNull<TaskHeader>) {
+        // SAFETY: the last reference is gone, so no scan runs; the array has `size` entries.
+        let w = unsafe { when_all.as_ref() };
+        let deps = TaskHeader::dependences_ptr(when_all);
+        let from = unsafe { w.retained_from() } as usize;
+        for i in from..w.size() {
+            if let Some(d) = NonNull::new(unsafe { *deps.add(i) }) {
+                self.release_internal(d);
+            }
+        }
+    }
+
     /// Drops an internal hold; frees the entity if it was the last reference.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release_internal(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: the caller owns the hold, so the entity is alive.
         if unsafe { entity.as_ref() }.release_internal(self.access) {
@@ -209,7 +247,7 @@ impl<'a> Place<'a> {
 
     /// Drops a user reference; frees the entity if it was the last one. Fails, changing nothing,
     /// when the entity has no user reference left (a future released twice).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release_user(&self, entity: NonNull<TaskHeader>) -> std::result::Result<(), ()> {
         // SAFETY: validated by the caller; it claims to hold a user reference.
         if unsafe { entity.as_ref() }.release_user(self.access)? {
@@ -220,7 +258,7 @@ impl<'a> Place<'a> {
 
     /// Schedules a task that has `dependence` (002 Fig. 3.4): into the dependence's wait queue
     /// while it is incomplete, else into a ready queue.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn schedule_task(
         &self,
         task: NonNull<TaskHeader>,
@@ -238,14 +276,17 @@ impl<'a> Place<'a> {
     /// Puts a ready task where it can run: a team task on the team queue; a single task on this
     /// worker's private queue (published for others when one is idle), or, from the host, on the
     /// injection stack that every worker reads.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn make_ready(&self, task: NonNull<TaskHeader>) {
         // SAFETY: the caller holds the ready task.
         let t = unsafe { task.as_ref() };
         let priority = t.priority();
+        let p = priority.index();
         if t.is_team() {
             // SAFETY: the task is in no queue; we give it up.
-            unsafe { self.shared.team_queue[priority.index()].push(task) };
+            unsafe { self.shared.team_queue[p].push(task) };
+            // Release: a worker that sees the count finds the task in the stack.
+            self.shared.team_ready[p].fetch_add(1, Ordering::Release);
             return;
         }
         match self.worker {
@@ -253,8 +294,11 @@ impl<'a> Place<'a> {
                 w.local_push(task, priority);
                 w.share_if_idle(self.shared);
             }
-            // SAFETY: as above.
-            None => unsafe { self.shared.injection[priority.index()].push(task) },
+            None => {
+                // SAFETY: as above.
+                unsafe { self.shared.injection[p].push(task) };
+                self.shared.shared_ready[p].fetch_add(1, Ordering::Release);
+            }
         }
     }
 
@@ -296,11 +340,10 @@ impl<'a> Place<'a> {
         let e = unsafe { entity.as_ref() };
         let waiters = wait_queue::close(&e.wait, self.access);
         debug_assert!(waiters.is_some(), "an entity completed twice");
-        let c = self.counters();
-        match e.kind() {
-            Kind::Task => c.tasks_completed += 1,
-            Kind::WhenAll => c.when_alls_completed += 1,
-        }
+        self.count(match e.kind() {
+            Kind::Task => Count::TasksCompleted,
+            Kind::WhenAll => Count::WhenAllsCompleted,
+        });
         let mut next = waiters.unwrap_or(std::ptr::null_mut());
         while let Some(waiter) = NonNull::new(next) {
             // SAFETY: the waiter came from the closed list and is not scheduled yet.
@@ -312,13 +355,5 @@ impl<'a> Place<'a> {
             }
         }
         self.release_internal(entity);
-    }
-}
-
-impl Drop for Place<'_> {
-    fn drop(&mut self) {
-        if self.worker.is_none() {
-            self.shared.totals.add(self.host_counters.get_mut());
-        }
     }
 }

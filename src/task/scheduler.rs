@@ -13,12 +13,12 @@
 //! `foreign_ops`, both SeqCst: either the wait sees the section's count, or the section sees the
 //! wait's flag).
 
+use super::block_cache;
 use super::header::Access;
 use super::ready_stack::ReadyStack;
 use super::statistics::{SchedulerStatistics, Totals};
 use super::team_task::TeamState;
 use super::worker::{current, Worker};
-use super::block_cache;
 use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Space, SpaceKind, Team};
@@ -43,6 +43,10 @@ pub struct SchedulerConfig {
     pub team_scratch_bytes: usize,
 }
 
+/// Up to this many workers, the calling thread's worker is found by comparing thread ids, which is
+/// cheaper than a thread-local in a shared library.
+const SCAN_WORKERS: usize = 16;
+
 /// Low bits of `Shared::idle`: idle workers; the rest: an epoch bumped whenever one leaves.
 pub(crate) const IDLE_COUNT_MASK: u64 = 0xffff;
 pub(crate) const IDLE_EPOCH_ONE: u64 = 1 << 16;
@@ -53,14 +57,21 @@ pub(crate) struct Shared {
     pub(crate) workers: Box<[Worker]>,
     pub(crate) team_size: usize,
     pub(crate) teams: Box<[TeamState]>,
+    /// Dependences one when_all block holds (larger when_alls become trees).
+    pub(crate) when_all_per_block: usize,
+    /// The largest task block: the pool's largest block, at most u32::MAX (the header's sizes).
+    pub(crate) max_task_bytes: usize,
     /// Single tasks spawned from the host or made ready by a host-side operation.
     pub(crate) injection: [ReadyStack; 3],
     /// Ready team tasks, taken by team leaders.
     pub(crate) team_queue: [ReadyStack; 3],
     /// Idle workers and the epoch (see `executor.rs` for the termination argument).
     pub(crate) idle: CachePadded<AtomicU64>,
-    /// Tasks in the workers' published stacks, per priority; a hint for idle workers.
-    pub(crate) published: CachePadded<[AtomicIsize; 3]>,
+    /// Tasks in the injection and published stacks, per priority: a hint that lets workers
+    /// skip those stacks with one load (it may lag the stacks briefly, never for good).
+    pub(crate) shared_ready: CachePadded<[AtomicIsize; 3]>,
+    /// Tasks in the team-task stacks, per priority, likewise.
+    pub(crate) team_ready: CachePadded<[AtomicIsize; 3]>,
     /// Set when a wait's DAG is done.
     pub(crate) done: CachePadded<AtomicBool>,
     wait_running: AtomicBool,
@@ -108,6 +119,17 @@ impl Shared {
             ));
         }
         Ok(ForeignGuard(self))
+    }
+
+    /// The worker the calling thread runs in a wait of this scheduler, if it does.
+    #[inline]
+    pub(crate) fn current_worker(&self) -> Option<&Worker> {
+        if self.workers.len() <= SCAN_WORKERS {
+            return self.workers.iter().find(|w| w.is_current());
+        }
+        let (shared, worker) = current();
+        // SAFETY: the thread-local names the worker this thread runs, while it runs it.
+        std::ptr::eq(shared, self).then(|| unsafe { &*worker })
     }
 
     pub(crate) fn supports_teams(&self) -> bool {
@@ -203,6 +225,7 @@ impl Scheduler {
             )));
         }
         let layout = pool.layout();
+        let max_block = pool.max_block_size();
         let cache_limit = block_cache::limit_per_size(pool.capacity(), layout.min_block_lg2, n);
         let workers = (0..n)
             .map(|rank| {
@@ -220,10 +243,14 @@ impl Scheduler {
             workers,
             team_size,
             teams,
+            max_task_bytes: max_block.min(u32::MAX as usize),
+            when_all_per_block: (max_block - super::header::HEADER_BYTES)
+                / std::mem::size_of::<*mut super::header::TaskHeader>(),
             injection: std::array::from_fn(|_| ReadyStack::new()),
             team_queue: std::array::from_fn(|_| ReadyStack::new()),
             idle: CachePadded(AtomicU64::new(0)),
-            published: CachePadded(std::array::from_fn(|_| AtomicIsize::new(0))),
+            shared_ready: CachePadded(std::array::from_fn(|_| AtomicIsize::new(0))),
+            team_ready: CachePadded(std::array::from_fn(|_| AtomicIsize::new(0))),
             done: CachePadded(AtomicBool::new(false)),
             wait_running: AtomicBool::new(false),
             foreign_ops: AtomicUsize::new(0),
@@ -319,7 +346,11 @@ impl Scheduler {
             .space
             .run_on_all(&|w| shared.workers[w.rank].run_loop(shared))?;
         shared.totals.waits.fetch_add(1, Ordering::Relaxed);
-        let panic = shared.panic.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let panic = shared
+            .panic
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         if let Some(payload) = panic {
             std::panic::resume_unwind(payload);
         }
@@ -357,7 +388,10 @@ impl Shared {
         let t = &self.totals;
         let tasks = Totals::get(&t.spawned) - Totals::get(&t.tasks_completed);
         let when_alls = Totals::get(&t.when_alls) - Totals::get(&t.when_alls_completed);
-        let mut reported = self.stuck_reported.lock().unwrap_or_else(|p| p.into_inner());
+        let mut reported = self
+            .stuck_reported
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if (tasks, when_alls) == *reported {
             return Ok(());
         }

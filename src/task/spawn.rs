@@ -1,14 +1,14 @@
 //! Spawning (000 §2.3.1, §3.2.2; 002 §3.3.1 "Spawn, respawn, and creating a when-all"): allocate
 //! the task from the pool, copy its closure (function and state blob) in, and schedule it.
 
+use super::bytes;
 use super::future::Future;
 use super::header::{
     task_bytes, Access, DestroyFunction, HeaderInit, InitFunction, Kind, TaskFunction, TaskHeader,
-    INTERNAL_REF, USER_REF,
+    HEADER_BYTES, INTERNAL_REF, STATE_ALIGN, USER_REF,
 };
-use super::place::Place;
-use super::scheduler::Scheduler;
-use super::worker::current;
+use super::place::{Count, Place};
+use super::scheduler::{Scheduler, Shared};
 use crate::error::{Error, ErrorKind, Result};
 use crate::priority::Priority;
 use std::ptr::NonNull;
@@ -79,6 +79,7 @@ pub struct RawClosure {
 /// # Safety
 /// `closure` is valid as for `TaskContext::spawn_raw_future`; `policy.dependence` is a validated
 /// entity of this scheduler that the caller holds.
+#[inline(always)]
 pub(crate) unsafe fn spawn(
     place: &Place<'_>,
     policy: &RawPolicy,
@@ -87,19 +88,22 @@ pub(crate) unsafe fn spawn(
 ) -> Result<NonNull<TaskHeader>> {
     let shared = place.shared;
     if policy.team && !shared.supports_teams() {
-        return Err(Error::new(
-            ErrorKind::Unavailable,
-            format!(
-                "{what}: a team task needs a scheduler on a Threads space; this scheduler runs \
-                 on the Serial space, which has no thread teams. Spawn it as a single task, or \
-                 create the scheduler on td_space_threads (a team may have one thread)"
-            ),
-        ));
+        return Err(no_teams(what));
     }
-    let bytes = block_bytes(place, closure, what)?;
+    // Sizes are each at most the largest block before they are added, so the sum cannot
+    // overflow; the header stores them as u32.
+    let max = shared.max_task_bytes;
+    let bytes = HEADER_BYTES
+        + closure.result_size.min(max).next_multiple_of(STATE_ALIGN)
+        + closure.state_size.min(max);
+    if bytes > max || closure.result_size > max {
+        return Err(too_large(place, closure, what));
+    }
     if place.access == Access::Exclusive {
         if let Some(worker) = place.worker {
-            worker.run_ready_tasks(place);
+            if worker.has_ready_tasks(shared) {
+                worker.run_ready_tasks(place);
+            }
         }
     }
     let block = place.allocate(bytes, what)?;
@@ -117,36 +121,66 @@ pub(crate) unsafe fn spawn(
     };
     let task = TaskHeader::init(block, &init);
     // A result that is read before the task writes it reads zeros, not old pool contents.
-    std::ptr::write_bytes(TaskHeader::result_ptr(task), 0, closure.result_size);
+    bytes::zero(TaskHeader::result_ptr(task), closure.result_size);
     let state = TaskHeader::state_ptr(task);
     match closure.init {
         Some(init) => init(state.cast(), closure.state.cast()),
-        None if closure.state_size > 0 => {
-            std::ptr::copy_nonoverlapping(closure.state, state, closure.state_size)
-        }
-        None => {}
+        None => bytes::copy(state, closure.state, closure.state_size),
     }
-    place.counters().spawned += 1;
+    place.count(Count::Spawned);
     place.schedule_task(task, policy.dependence);
     Ok(task)
 }
 
-/// Bytes of the block for `closure`, checked against the pool.
-fn block_bytes(place: &Place<'_>, closure: &RawClosure, what: &str) -> Result<usize> {
-    let max = place.shared.pool.max_block_size();
-    match task_bytes(closure.result_size, closure.state_size) {
-        Some(bytes) if bytes <= max => Ok(bytes),
-        _ => Err(Error::invalid_argument(format!(
-            "{what}: a task with {} bytes of state and a {}-byte result needs {} bytes with its \
-             header, more than the pool's largest block ({max} bytes); keep large data outside \
-             the task and put a pointer to it in the state, or create the pool with a larger \
-             max_block_alloc_size",
-            closure.state_size,
-            closure.result_size,
-            task_bytes(closure.result_size, closure.state_size)
-                .map_or_else(|| "more than usize::MAX".to_string(), |b| b.to_string()),
-        ))),
+#[cold]
+fn no_teams(what: &str) -> Error {
+    Error::new(
+        ErrorKind::Unavailable,
+        format!(
+            "{what}: a team task needs a scheduler on a Threads space; this scheduler runs on the \
+             Serial space, which has no thread teams. Spawn it as a single task, or create the \
+             scheduler on td_space_threads (a team may have one thread)"
+        ),
+    )
+}
+
+#[cold]
+fn too_large(place: &Place<'_>, closure: &RawClosure, what: &str) -> Error {
+    Error::invalid_argument(format!(
+        "{what}: a task with {} bytes of state and a {}-byte result needs {} bytes with its \
+         header, more than the pool's largest block ({} bytes); keep large data outside the task \
+         and put a pointer to it in the state, or create the pool with a larger \
+         max_block_alloc_size",
+        closure.state_size,
+        closure.result_size,
+        task_bytes(closure.result_size, closure.state_size)
+            .map_or_else(|| "more than usize::MAX".to_string(), |b| b.to_string()),
+        place.shared.pool.max_block_size(),
+    ))
+}
+
+/// Spawns a task from a thread that does not run a wait of `shared` (000 §3.2.2 `host_spawn`).
+///
+/// # Safety
+/// As for `spawn`; the dependence belongs to `shared`.
+pub(crate) unsafe fn host_spawn(
+    shared: &Shared,
+    policy: &RawPolicy,
+    closure: &RawClosure,
+    what: &str,
+) -> Result<NonNull<TaskHeader>> {
+    if shared.current_worker().is_some() {
+        return Err(Error::new(
+            ErrorKind::WrongThread,
+            format!(
+                "{what}: called from inside a task of this scheduler; spawn from a task with \
+                 td_task_spawn(ctx, ...)"
+            ),
+        ));
     }
+    let guard = shared.enter_foreign(what)?;
+    let place = Place::host(shared, &guard);
+    spawn(&place, policy, closure, what)
 }
 
 impl Scheduler {
@@ -213,18 +247,6 @@ impl Scheduler {
         closure: &RawClosure,
         what: &str,
     ) -> Result<NonNull<TaskHeader>> {
-        let shared = self.shared();
-        if std::ptr::eq(current().0, shared) {
-            return Err(Error::new(
-                ErrorKind::WrongThread,
-                format!(
-                    "{what}: called from inside a task of this scheduler; spawn from a task with \
-                     td_task_spawn(ctx, ...)"
-                ),
-            ));
-        }
-        let guard = shared.enter_foreign(what)?;
-        let place = Place::host(shared, &guard);
-        spawn(&place, policy, closure, what)
+        host_spawn(self.shared(), policy, closure, what)
     }
 }

@@ -90,6 +90,20 @@ impl Totals {
         }
     }
 
+    /// Counts one host-side event. Relaxed: read after the operation, ordered by its end.
+    pub(crate) fn count(&self, what: super::place::Count) {
+        use super::place::Count;
+        match what {
+            Count::Spawned => &self.spawned,
+            Count::Respawned => &self.respawned,
+            Count::TasksCompleted => &self.tasks_completed,
+            Count::WhenAlls => &self.when_alls,
+            Count::WhenAllsCompleted => &self.when_alls_completed,
+            Count::AllocationFailures => &self.allocation_failures,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
     }

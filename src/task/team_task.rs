@@ -68,12 +68,10 @@ impl ExecutionRecord {
             return Ok(());
         }
         // Relaxed: the claim orders nothing; the respawn request is read after the barrier.
-        match self.spawner.compare_exchange(
-            NO_MEMBER,
-            rank,
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        ) {
+        match self
+            .spawner
+            .compare_exchange(NO_MEMBER, rank, Ordering::Relaxed, Ordering::Relaxed)
+        {
             Ok(_) => Ok(()),
             Err(owner) if owner == rank => Ok(()),
             Err(owner) => Err(Error::new(

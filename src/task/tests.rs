@@ -70,7 +70,11 @@ fn fibonacci_is_exact_on_serial_one_two_and_more_workers_than_cores() {
     for workers in [0, 1, 2, 5] {
         let s = scheduler(workers);
         for n in [0, 1, 2, 10, 16] {
-            assert_eq!(run_fib(&s, n), fib_reference(n), "fib({n}), {workers} workers");
+            assert_eq!(
+                run_fib(&s, n),
+                fib_reference(n),
+                "fib({n}), {workers} workers"
+            );
         }
         let st = s.statistics().unwrap();
         assert_eq!(st.alive, 0, "{workers} workers: {st:?}");
@@ -132,8 +136,12 @@ fn one_worker_runs_higher_priorities_first_and_newest_first_within_one() {
         let s = scheduler(workers);
         let log = Arc::new(Mutex::new(Vec::new()));
         let spawn = |name, priority| {
-            s.spawn(&Policy::single().priority(priority), 0, recorder(&log, name))
-                .unwrap()
+            s.spawn(
+                &Policy::single().priority(priority),
+                0,
+                recorder(&log, name),
+            )
+            .unwrap()
         };
         let _f = [
             spawn("low1", Priority::Low),
@@ -156,7 +164,11 @@ fn tasks_made_ready_by_a_completion_run_by_priority_then_newest_first() {
     let s = scheduler(1);
     let log = Arc::new(Mutex::new(Vec::new()));
     let gate = s
-        .spawn(&Policy::single().priority(Priority::Low), 0, recorder(&log, "gate"))
+        .spawn(
+            &Policy::single().priority(Priority::Low),
+            0,
+            recorder(&log, "gate"),
+        )
         .unwrap();
     let after = |name, priority| {
         s.spawn(
@@ -192,7 +204,8 @@ fn a_single_worker_runs_ready_tasks_before_a_spawn_allocates() {
         .spawn(&Policy::single(), 0, move |ctx| {
             for name in ["a", "b", "c"] {
                 l.lock().unwrap().push(name);
-                ctx.spawn(&Policy::single(), 0, recorder(&l, "child")).unwrap();
+                ctx.spawn(&Policy::single(), 0, recorder(&l, "child"))
+                    .unwrap();
             }
         })
         .unwrap();
@@ -349,8 +362,14 @@ fn destroy_runs_once_per_task_when_it_completes() {
 fn futures_released_before_and_after_completion_free_their_tasks() {
     let s = scheduler(2);
     for _ in 0..3 {
-        let early = s.spawn(&Policy::single(), 8, |ctx| ctx.set_result(7i64).unwrap()).unwrap();
-        let kept = s.spawn(&Policy::single().after(&early), 8, |ctx| ctx.set_result(8i64).unwrap()).unwrap();
+        let early = s
+            .spawn(&Policy::single(), 8, |ctx| ctx.set_result(7i64).unwrap())
+            .unwrap();
+        let kept = s
+            .spawn(&Policy::single().after(&early), 8, |ctx| {
+                ctx.set_result(8i64).unwrap()
+            })
+            .unwrap();
         drop(early);
         assert_eq!(s.statistics().unwrap().alive, 2);
         s.wait().unwrap();
@@ -368,7 +387,9 @@ fn futures_released_before_and_after_completion_free_their_tasks() {
 #[test]
 fn tasks_hold_futures_of_tasks_that_completed_long_ago() {
     let s = scheduler(2);
-    let old = s.spawn(&Policy::single(), 8, |ctx| ctx.set_result(41i64).unwrap()).unwrap();
+    let old = s
+        .spawn(&Policy::single(), 8, |ctx| ctx.set_result(41i64).unwrap())
+        .unwrap();
     s.wait().unwrap();
     for _ in 0..3 {
         // Plenty of other tasks come and go meanwhile.
@@ -388,7 +409,9 @@ fn tasks_hold_futures_of_tasks_that_completed_long_ago() {
 #[test]
 fn a_future_may_outlive_its_scheduler() {
     let s = scheduler(1);
-    let f = s.spawn(&Policy::single(), 8, |ctx| ctx.set_result(5i64).unwrap()).unwrap();
+    let f = s
+        .spawn(&Policy::single(), 8, |ctx| ctx.set_result(5i64).unwrap())
+        .unwrap();
     s.wait().unwrap();
     let pool = Arc::clone(s.pool());
     drop(s);
@@ -526,13 +549,18 @@ fn misuse_is_reported_and_the_scheduler_keeps_working() {
     assert!(e.message().contains("largest block"), "{}", e.message());
     // A dependence of another scheduler.
     let foreign = other.spawn(&Policy::single(), 0, |_| {}).unwrap();
-    let e = s.spawn(&Policy::single().after(&foreign), 0, |_| {}).unwrap_err();
+    let e = s
+        .spawn(&Policy::single().after(&foreign), 0, |_| {})
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     let e = s.when_all(&[&foreign]).unwrap_err();
     assert!(e.message().contains("another scheduler"), "{}", e.message());
     // Reading an incomplete task.
     let pending = s.spawn(&Policy::single(), 8, |_| {}).unwrap();
-    assert_eq!(pending.get::<i64>().unwrap_err().kind(), ErrorKind::NotReady);
+    assert_eq!(
+        pending.get::<i64>().unwrap_err().kind(),
+        ErrorKind::NotReady
+    );
     // Respawn twice, depend on itself, wait inside a task.
     let errors = Arc::new(Mutex::new(Vec::new()));
     let e2 = Arc::clone(&errors);
@@ -547,7 +575,12 @@ fn misuse_is_reported_and_the_scheduler_keeps_working() {
             ctx.respawn(None, Priority::Low).unwrap();
             e.push(ctx.respawn(None, Priority::Low).unwrap_err().kind());
             e.push(waiter.wait().unwrap_err().kind());
-            e.push(waiter.spawn(&Policy::single(), 0, |_| {}).unwrap_err().kind());
+            e.push(
+                waiter
+                    .spawn(&Policy::single(), 0, |_| {})
+                    .unwrap_err()
+                    .kind(),
+            );
         })
         .unwrap();
     s.wait().unwrap();

@@ -10,11 +10,11 @@
 //! A when_all with more dependences than one pool block holds is built as a tree: when_alls of
 //! chunks of the dependences, and a when_all of the chunks that owns them.
 
+use super::bytes;
 use super::future::Future;
-use super::header::{when_all_bytes, HeaderInit, Kind, TaskHeader, HEADER_BYTES, INTERNAL_REF, USER_REF};
-use super::place::Place;
+use super::header::{when_all_bytes, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF};
+use super::place::{Count, Place};
 use super::scheduler::Scheduler;
-use super::worker::current;
 use crate::error::{Error, Result};
 use crate::priority::Priority;
 use std::ptr::NonNull;
@@ -44,8 +44,7 @@ fn build(
     result_ref: u64,
     what: &str,
 ) -> Result<NonNull<TaskHeader>> {
-    let per_block = (place.shared.pool.max_block_size() - HEADER_BYTES)
-        / std::mem::size_of::<*mut TaskHeader>();
+    let per_block = place.shared.when_all_per_block;
     if deps.len() > per_block {
         let mut chunks: Vec<*mut TaskHeader> = Vec::with_capacity(deps.len().div_ceil(per_block));
         for chunk in deps.chunks(per_block) {
@@ -89,9 +88,13 @@ fn build(
     let w = unsafe { TaskHeader::init(block, &init) };
     // SAFETY: the array has room for `count` pointers.
     unsafe {
-        std::ptr::copy_nonoverlapping(deps.as_ptr(), TaskHeader::dependences_ptr(w), count);
+        bytes::copy(
+            TaskHeader::dependences_ptr(w).cast(),
+            deps.as_ptr().cast(),
+            std::mem::size_of_val(deps),
+        );
     }
-    place.counters().when_alls += 1;
+    place.count(Count::WhenAlls);
     // SAFETY (dereferences below): the caller holds every dependence during this call.
     let first_incomplete = deps
         .iter()
@@ -101,7 +104,11 @@ fn build(
         None => {
             // SAFETY: the when_all is not published yet.
             unsafe {
-                header.set_retained_from(if holds == Holds::Owned { 0 } else { count as u32 });
+                header.set_retained_from(if holds == Holds::Owned {
+                    0
+                } else {
+                    count as u32
+                });
                 header.set_scan(count as u32);
             }
             place.complete(w);
@@ -146,10 +153,8 @@ fn at_place<R>(
     f: impl FnOnce(&Place<'_>) -> Result<R>,
 ) -> Result<R> {
     let shared = scheduler.shared();
-    let (current_shared, worker) = current();
-    if std::ptr::eq(current_shared, shared) {
-        // SAFETY: the thread-local names the worker this thread runs.
-        let place = Place::worker(shared, unsafe { &*worker });
+    if let Some(worker) = shared.current_worker() {
+        let place = Place::worker(shared, worker);
         return f(&place);
     }
     let guard = shared.enter_foreign(what)?;

@@ -16,6 +16,7 @@ use crate::pool::MemoryPool;
 use crate::priority::Priority;
 use std::cell::{Cell, UnsafeCell};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What only the worker's own thread touches (during a wait), or the waiting thread between
 /// waits.
@@ -38,6 +39,10 @@ pub(crate) struct Owned {
 #[repr(align(128))]
 pub(crate) struct Worker {
     pub(crate) rank: usize,
+    /// The thread running this worker's loop (`pthread_self`), 0 outside a wait. Lets a call
+    /// without a task context find its worker without a thread-local, which costs a call to
+    /// `__tls_get_addr` in a shared library.
+    thread: AtomicUsize,
     /// Tasks this worker made visible to the others, one stack per priority.
     pub(crate) published: [ReadyStack; 3],
     /// The team of one that single tasks see as their team.
@@ -54,6 +59,7 @@ impl Worker {
     pub(crate) fn new(rank: usize, pool: &MemoryPool, cache_limit: u32, single_team: Team) -> Self {
         Worker {
             rank,
+            thread: AtomicUsize::new(0),
             published: std::array::from_fn(|_| ReadyStack::new()),
             single_team,
             owned: UnsafeCell::new(Owned {
@@ -79,6 +85,13 @@ impl Worker {
     #[allow(clippy::mut_from_ref)]
     pub(crate) unsafe fn owned(&self) -> &mut Owned {
         &mut *self.owned.get()
+    }
+
+    /// Whether the calling thread runs this worker's loop now.
+    #[inline]
+    pub(crate) fn is_current(&self) -> bool {
+        // Relaxed: a thread only ever finds its own id here, which it stored itself.
+        self.thread.load(Ordering::Relaxed) == this_thread()
     }
 
     #[inline]
@@ -108,6 +121,27 @@ impl Worker {
     }
 }
 
+/// An id of the calling thread, unique among live threads: its thread pointer, which the x86-64
+/// TLS ABI keeps at %fs:0 (one load, where `pthread_self` is a call into libc).
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[inline(always)]
+pub(crate) fn this_thread() -> usize {
+    let id: usize;
+    // SAFETY: reads the thread pointer's self-reference; no side effects.
+    unsafe {
+        std::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) id, options(nostack, readonly, preserves_flags, pure));
+    }
+    id
+}
+
+/// An id of the calling thread, unique among live threads (its pthread_t).
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[inline]
+pub(crate) fn this_thread() -> usize {
+    // SAFETY: pthread_self has no preconditions.
+    unsafe { libc::pthread_self() as usize }
+}
+
 thread_local! {
     /// The scheduler and worker the calling thread serves during a wait; nulls outside one.
     static CURRENT: Cell<(*const Shared, *const Worker)> =
@@ -121,19 +155,22 @@ pub(crate) fn current() -> (*const Shared, *const Worker) {
 }
 
 /// Marks the calling thread as `worker` of `shared` until dropped.
-pub(crate) struct CurrentWorker {
+pub(crate) struct CurrentWorker<'a> {
     previous: (*const Shared, *const Worker),
+    worker: &'a Worker,
 }
 
-impl CurrentWorker {
-    pub(crate) fn enter(shared: &Shared, worker: &Worker) -> CurrentWorker {
+impl<'a> CurrentWorker<'a> {
+    pub(crate) fn enter(shared: &Shared, worker: &'a Worker) -> CurrentWorker<'a> {
         let previous = CURRENT.with(|c| c.replace((shared, worker)));
-        CurrentWorker { previous }
+        worker.thread.store(this_thread(), Ordering::Relaxed);
+        CurrentWorker { previous, worker }
     }
 }
 
-impl Drop for CurrentWorker {
+impl Drop for CurrentWorker<'_> {
     fn drop(&mut self) {
+        self.worker.thread.store(0, Ordering::Relaxed);
         CURRENT.with(|c| c.set(self.previous));
     }
 }
