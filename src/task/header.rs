@@ -185,6 +185,12 @@ impl TaskHeader {
         })
     }
 
+    /// The head of the entity's wait queue, for model checks.
+    #[doc(hidden)]
+    pub fn wait_head(&self) -> &AtomicPtr<TaskHeader> {
+        &self.wait
+    }
+
     /// The identity word: kind and generation, or `IDENT_FREED` plus the generation.
     #[inline]
     pub(crate) fn ident(&self) -> u32 {
