@@ -440,7 +440,12 @@ typedef struct td_scheduler_stats {
    */
   uint64_t peak_alive;
   /**
-   * The pool's high-water mark in bytes (td_pool_stats.high_water_bytes).
+   * The most bytes of pool blocks they held at once (same accuracy).
+   */
+  uint64_t peak_bytes;
+  /**
+   * The pool's high-water mark in bytes (td_pool_stats.high_water_bytes: all users of the pool,
+   * within 16 largest blocks per thread).
    */
   uint64_t pool_high_water_bytes;
   /**
@@ -1124,7 +1129,7 @@ enum td_status td_team_barrier(const struct td_team *team);
 /** Default td_scheduler_args: the root Threads instance, team size from the topology; set pool. */
 #define TD_SCHEDULER_ARGS_INIT { sizeof(td_scheduler_args), NULL, NULL, 0, 0 }
 /** A td_scheduler_stats ready for td_scheduler_statistics. */
-#define TD_SCHEDULER_STATS_INIT { sizeof(td_scheduler_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define TD_SCHEDULER_STATS_INIT { sizeof(td_scheduler_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 /** Default td_task_policy: no scheduler or dependence yet, regular priority, single thread. */
 #define TD_TASK_POLICY_INIT { sizeof(td_task_policy), NULL, NULL, TD_PRIORITY_REGULAR, 0 }
 /** Default td_task_closure: set function, and state/state_size/result_size as needed. */

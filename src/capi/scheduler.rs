@@ -87,7 +87,10 @@ pub struct td_scheduler_stats {
     /// The most tasks and when_alls alive at once: exact with one worker, within 32 per worker
     /// otherwise.
     pub peak_alive: u64,
-    /// The pool's high-water mark in bytes (td_pool_stats.high_water_bytes).
+    /// The most bytes of pool blocks they held at once (same accuracy).
+    pub peak_bytes: u64,
+    /// The pool's high-water mark in bytes (td_pool_stats.high_water_bytes: all users of the pool,
+    /// within 16 largest blocks per thread).
     pub pool_high_water_bytes: u64,
     /// td_wait calls that ran.
     pub waits: u64,
@@ -117,6 +120,7 @@ impl From<SchedulerStatistics> for td_scheduler_stats {
             steals: s.steals,
             alive: s.alive,
             peak_alive: s.peak_alive,
+            peak_bytes: s.peak_bytes,
             pool_high_water_bytes: s.pool_high_water_bytes,
             waits: s.waits,
         }

@@ -289,7 +289,10 @@ impl Worker {
         // SAFETY: the worker's thread, after its last task.
         let owned = unsafe { self.owned() };
         owned.cache.flush(&shared.pool);
-        shared.flush_alive(std::mem::take(&mut owned.alive_delta));
+        shared.flush_alive(
+            std::mem::take(&mut owned.alive_delta),
+            std::mem::take(&mut owned.bytes_delta),
+        );
         shared.totals.add(&std::mem::take(&mut owned.counters));
         debug_assert_eq!(owned.local.len(), 0);
     }

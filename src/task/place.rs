@@ -98,42 +98,52 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// Adds `delta` to the live entity count (see `statistics.rs` for the peak's accuracy).
+    /// Adds one allocated (`sign` 1) or released (`sign` -1) block for `size` bytes to the live
+    /// counts (see `statistics.rs` for the peaks' accuracy).
     #[inline(always)]
-    fn alive_add(&self, delta: i64) {
+    fn alive_add(&self, sign: i64, size: usize) {
         let shared = self.shared;
+        let lg2 = (usize::BITS - (size - 1).leading_zeros()).max(shared.min_block_lg2);
+        let bytes = sign << lg2;
         match (self.worker, self.access) {
             (Some(_), Access::Exclusive) => {
-                // The only thread touching the scheduler: plain updates, exact peak.
-                let alive = shared.alive.load(Ordering::Relaxed) + delta;
+                // The only thread touching the scheduler: plain updates, exact peaks.
+                let alive = shared.alive.load(Ordering::Relaxed) + sign;
                 shared.alive.store(alive, Ordering::Relaxed);
                 if alive > shared.peak_alive.load(Ordering::Relaxed) {
                     shared.peak_alive.store(alive, Ordering::Relaxed);
+                }
+                let total = shared.alive_bytes.load(Ordering::Relaxed) + bytes;
+                shared.alive_bytes.store(total, Ordering::Relaxed);
+                if total > shared.peak_bytes.load(Ordering::Relaxed) {
+                    shared.peak_bytes.store(total, Ordering::Relaxed);
                 }
             }
             (Some(w), Access::Shared) => {
                 // SAFETY: the worker's thread.
                 let owned = unsafe { w.owned() };
-                owned.alive_delta += delta;
+                owned.alive_delta += sign;
+                owned.bytes_delta += bytes;
                 if owned.alive_delta.abs() >= ALIVE_FLUSH {
                     let d = std::mem::take(&mut owned.alive_delta);
-                    shared.flush_alive(d);
+                    let b = std::mem::take(&mut owned.bytes_delta);
+                    shared.flush_alive(d, b);
                 }
             }
-            (None, _) => self.host_alive_add(delta),
+            (None, _) => self.host_alive_add(sign, bytes),
         }
     }
 
     #[inline(never)]
-    fn host_alive_add(&self, delta: i64) {
+    fn host_alive_add(&self, sign: i64, bytes: i64) {
         let shared = self.shared;
+        let total = shared.alive_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        shared.peak_bytes.fetch_max(total, Ordering::Relaxed);
         // AcqRel: the thread that brings the count to zero frees the scheduler and must see
         // every other thread's use of it.
-        let before = shared.alive.fetch_add(delta, Ordering::AcqRel);
-        shared
-            .peak_alive
-            .fetch_max(before + delta, Ordering::Relaxed);
-        if before + delta == 0 {
+        let before = shared.alive.fetch_add(sign, Ordering::AcqRel);
+        shared.peak_alive.fetch_max(before + sign, Ordering::Relaxed);
+        if before + sign == 0 {
             self.scheduler_unused.set(true);
         }
     }
@@ -144,7 +154,7 @@ impl<'a> Place<'a> {
         if let Some(w) = self.worker {
             // SAFETY: the worker's thread; the cache does not re-enter the scheduler.
             if let Some(block) = unsafe { w.owned().cache.take(bytes) } {
-                self.alive_add(1);
+                self.alive_add(1, bytes);
                 return Ok(block);
             }
         }
@@ -180,7 +190,7 @@ impl<'a> Place<'a> {
                 }))
             }
         };
-        self.alive_add(1);
+        self.alive_add(1, bytes);
         Ok(block)
     }
 
@@ -219,7 +229,7 @@ impl<'a> Place<'a> {
             // SAFETY: as above.
             None => unsafe { return_to_pool(&self.shared.pool, entity, size) },
         }
-        self.alive_add(-1);
+        self.alive_add(-1, size);
     }
 
     /// Drops the holds a freed when_all still has on dependences it had not examined.

@@ -79,6 +79,11 @@ pub(crate) struct Shared {
     /// Live entities plus one while a handle exists.
     pub(crate) alive: AtomicI64,
     pub(crate) peak_alive: AtomicI64,
+    /// Bytes of the live entities' blocks, and the most there were.
+    pub(crate) alive_bytes: AtomicI64,
+    pub(crate) peak_bytes: AtomicI64,
+    /// lg2 of the pool's smallest block.
+    pub(crate) min_block_lg2: u32,
     pub(crate) totals: Totals,
     pub(crate) host_generation: AtomicU32,
     /// The first panic of a task closure in the current wait, rethrown by `wait`.
@@ -136,11 +141,15 @@ impl Shared {
         self.supports_teams
     }
 
-    /// Adds a worker's change of the live count and raises the peak.
-    pub(crate) fn flush_alive(&self, delta: i64) {
+    /// Adds a worker's change of the live counts and raises the peaks.
+    pub(crate) fn flush_alive(&self, delta: i64, bytes: i64) {
         if delta != 0 {
             let after = self.alive.fetch_add(delta, Ordering::AcqRel) + delta;
             self.peak_alive.fetch_max(after, Ordering::Relaxed);
+        }
+        if bytes != 0 {
+            let after = self.alive_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+            self.peak_bytes.fetch_max(after, Ordering::Relaxed);
         }
     }
 
@@ -225,6 +234,7 @@ impl Scheduler {
             )));
         }
         let layout = pool.layout();
+        let min_block_lg2 = layout.min_block_lg2;
         let max_block = pool.max_block_size();
         let cache_limit = block_cache::limit_per_size(pool.capacity(), layout.min_block_lg2, n);
         let workers = (0..n)
@@ -256,6 +266,9 @@ impl Scheduler {
             foreign_ops: AtomicUsize::new(0),
             alive: AtomicI64::new(1),
             peak_alive: AtomicI64::new(1),
+            alive_bytes: AtomicI64::new(0),
+            peak_bytes: AtomicI64::new(0),
+            min_block_lg2,
             totals: Totals::default(),
             host_generation: AtomicU32::new(0),
             panic: Mutex::new(None),
@@ -376,6 +389,7 @@ impl Scheduler {
             steals: get(&t.steals),
             alive: alive.max(0) as u64,
             peak_alive: peak.max(alive).max(0) as u64,
+            peak_bytes: shared.peak_bytes.load(Ordering::Relaxed).max(0) as u64,
             pool_high_water_bytes: shared.pool.usage_statistics().high_water_bytes,
             waits: get(&t.waits),
         })

@@ -9,6 +9,8 @@
 //! that the peak needs the running total: with one worker every change goes to the total at once
 //! and the peak is exact; with more, each worker adds its changes once they reach
 //! `ALIVE_FLUSH` in magnitude, so the peak is within `ALIVE_FLUSH` per worker of the true one.
+//! The bytes of their blocks are counted the same way. (Blocks in the workers' caches are not
+//! counted here; the pool counts them as allocated.)
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -37,6 +39,8 @@ pub struct SchedulerStatistics {
     pub alive: u64,
     /// The most tasks and when_alls alive at once (see the module comment for its accuracy).
     pub peak_alive: u64,
+    /// The most bytes of pool blocks their tasks and when_alls held at once (same accuracy).
+    pub peak_bytes: u64,
     /// The pool's high-water mark in bytes (all users of the pool; see the pool's statistics).
     pub pool_high_water_bytes: u64,
     /// Waits that ran.

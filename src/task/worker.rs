@@ -32,6 +32,8 @@ pub(crate) struct Owned {
     pub(crate) nesting: u32,
     /// Change of the scheduler's live entity count not yet added to `Shared::alive`.
     pub(crate) alive_delta: i64,
+    /// Likewise for `Shared::alive_bytes`.
+    pub(crate) bytes_delta: i64,
     /// Team tasks of this worker's team seen so far (members join each new one).
     pub(crate) team_seq: u64,
 }
@@ -70,6 +72,7 @@ impl Worker {
                 generation: 0,
                 nesting: 0,
                 alive_delta: 0,
+                bytes_delta: 0,
                 team_seq: 0,
             }),
         }
