@@ -7,7 +7,7 @@
 //! its call is usually recognised.
 
 use super::future::{check_scheduler, Future};
-use super::header::{TaskHeader, INTERNAL_REF};
+use super::header::TaskHeader;
 use super::place::Place;
 use super::scheduler::Shared;
 use super::spawn::{Policy, RawClosure, RawPolicy};
@@ -225,6 +225,7 @@ impl<'a> TaskContext<'a> {
         let request = Respawn {
             dependence,
             priority,
+            taken_over: false,
         };
         // SAFETY: the claim is ours (or this is a single task).
         if unsafe { self.record.request_respawn(request) }.is_err() {
@@ -233,12 +234,8 @@ impl<'a> TaskContext<'a> {
                  once per run (000 §3.2.2)"
             )));
         }
-        if let Some(d) = dependence {
-            // The hold keeps the dependence alive until the task is in its wait queue (or knows
-            // it is complete); `executor.rs` drops it after the task's next run.
-            // SAFETY: the caller holds a reference to `d`.
-            unsafe { d.as_ref() }.add_ref(INTERNAL_REF, self.place.access);
-        }
+        // The caller's future keeps the dependence alive until the run ends, when the executor
+        // takes its own reference (see `Respawn`).
         Ok(())
     }
 

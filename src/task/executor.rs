@@ -29,7 +29,7 @@
 //! reports them as a deadlock.
 
 use super::context::TaskContext;
-use super::header::{Access, TaskHeader};
+use super::header::{Access, TaskHeader, INTERNAL_REF};
 use super::place::{Count, Place};
 use super::scheduler::{Shared, IDLE_COUNT_MASK, IDLE_EPOCH_ONE};
 use super::team_task::{ExecutionRecord, Respawn, TeamState};
@@ -186,7 +186,11 @@ impl Worker {
             } else {
                 self.single_team.member(0, 0, 1)
             };
+            // SAFETY: the worker's thread; short borrows. Nested runs (inside a spawn) save and
+            // restore the pointer the same way.
+            let outer = unsafe { std::mem::replace(&mut self.owned().record, &record) };
             self.call(place, task, member, &record);
+            unsafe { self.owned().record = outer };
             self.finish(place, task, record.take_respawn());
         }
         // SAFETY: the worker's thread; a short borrow.
@@ -234,15 +238,31 @@ impl Worker {
         // SAFETY: the executing thread holds the task.
         let held = unsafe { t.dependence() };
         if let Some(held) = NonNull::new(held) {
-            unsafe { t.set_dependence(std::ptr::null_mut()) };
-            place.release_internal(held);
+            // SAFETY: as above.
+            let user = unsafe { t.dependence_is_user() };
+            unsafe { t.set_dependence(std::ptr::null_mut(), false) };
+            if user {
+                // The reference the task's release handed over: it is there to be released.
+                let released = place.release_user(held);
+                debug_assert!(released.is_ok());
+            } else {
+                place.release_internal(held);
+            }
         }
         match respawn {
             Some(r) => {
+                if let (Some(d), false) = (r.dependence, r.taken_over) {
+                    // The caller kept its future: take a reference of our own (see `Respawn`).
+                    // SAFETY: the caller's future keeps `d` alive until now.
+                    unsafe { d.as_ref() }.add_ref(INTERNAL_REF, place.access);
+                }
                 // SAFETY: as above; written before the task becomes visible to other threads.
                 unsafe {
                     t.set_priority(r.priority);
-                    t.set_dependence(r.dependence.map_or(std::ptr::null_mut(), |d| d.as_ptr()));
+                    t.set_dependence(
+                        r.dependence.map_or(std::ptr::null_mut(), |d| d.as_ptr()),
+                        r.taken_over,
+                    );
                 }
                 place.count(Count::Respawned);
                 place.schedule_task(task, r.dependence);

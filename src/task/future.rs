@@ -193,8 +193,18 @@ pub(crate) unsafe fn retain(entity: NonNull<TaskHeader>, what: &str) -> Result<(
 /// # Safety
 /// `entity` is a validated live entity.
 pub(crate) unsafe fn release(entity: NonNull<TaskHeader>, what: &str) -> Result<()> {
-    at_entity_place(entity, what, |place| place.release_user(entity))?
-        .map_err(|()| released_too_often(what))
+    at_entity_place(entity, what, |place| {
+        if let Some(worker) = place.worker {
+            let record = worker.owned().record;
+            // The running task releases its own respawn dependence: the scheduler keeps this
+            // reference instead of taking another (see `Respawn`).
+            if !record.is_null() && (*record).take_over_release(entity) {
+                return Ok(());
+            }
+        }
+        place.release_user(entity)
+    })?
+    .map_err(|()| released_too_often(what))
 }
 
 #[cold]

@@ -75,6 +75,8 @@ pub const INTERNAL_REF: u64 = 0x1_0000_0000;
 const USER_MASK: u64 = INTERNAL_REF - 1;
 
 const FLAG_TEAM: u32 = 1 << 2;
+/// The held dependence is a user reference taken over from the task (else an internal hold).
+const FLAG_DEPENDENCE_USER: u32 = 1 << 3;
 const FLAG_PRIORITY_MASK: u32 = 0b11;
 
 /// Whether entity operations may use plain loads and stores (only one thread touches the
@@ -277,11 +279,24 @@ impl TaskHeader {
         *self.dependence.get()
     }
 
+    /// Records the dependence the task holds; `user` when the hold is a user reference.
+    ///
     /// # Safety
     /// Only the thread that holds the task may call this.
     #[inline]
-    pub(crate) unsafe fn set_dependence(&self, dependence: *mut TaskHeader) {
+    pub(crate) unsafe fn set_dependence(&self, dependence: *mut TaskHeader, user: bool) {
         *self.dependence.get() = dependence;
+        let flags = self.flags.get();
+        *flags = (*flags & !FLAG_DEPENDENCE_USER) | if user { FLAG_DEPENDENCE_USER } else { 0 };
+    }
+
+    /// Whether the held dependence is a user reference.
+    ///
+    /// # Safety
+    /// Only the thread that holds the task may call this.
+    #[inline]
+    pub(crate) unsafe fn dependence_is_user(&self) -> bool {
+        *self.flags.get() & FLAG_DEPENDENCE_USER != 0
     }
 
     /// # Safety

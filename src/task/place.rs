@@ -142,7 +142,9 @@ impl<'a> Place<'a> {
         // AcqRel: the thread that brings the count to zero frees the scheduler and must see
         // every other thread's use of it.
         let before = shared.alive.fetch_add(sign, Ordering::AcqRel);
-        shared.peak_alive.fetch_max(before + sign, Ordering::Relaxed);
+        shared
+            .peak_alive
+            .fetch_max(before + sign, Ordering::Relaxed);
         if before + sign == 0 {
             self.scheduler_unused.set(true);
         }

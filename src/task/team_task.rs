@@ -24,12 +24,20 @@ use std::cell::UnsafeCell;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-/// A respawn request: the dependence (an internal hold on it is taken at the request) and the
-/// priority (000 §3.2.2 `respawn`).
+/// A respawn request (000 §3.2.2 `respawn`): the dependence and the priority.
+///
+/// The scheduler must keep the dependence alive from the request until the task is in its wait
+/// queue. Usually the caller releases its own future of the dependence right after the request
+/// (000 Fig. 3.4: `respawn(this, when_all(...))`); a single task's release of exactly that future
+/// during the same run is taken over as the scheduler's reference (`taken_over`), which saves a
+/// retain and a release. Otherwise the executor takes an internal hold when the run ends, while
+/// the caller's future still keeps the dependence alive.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Respawn {
     pub dependence: Option<NonNull<TaskHeader>>,
     pub priority: Priority,
+    /// The caller released its future of the dependence; the scheduler owns that user reference.
+    pub taken_over: bool,
 }
 
 const NO_MEMBER: usize = usize::MAX;
@@ -97,6 +105,22 @@ impl ExecutionRecord {
         }
         *slot = Some(request);
         Ok(())
+    }
+
+    /// Takes over a released user reference to `entity` if it is this run's respawn dependence
+    /// (see `Respawn`); `true` when taken over.
+    ///
+    /// # Safety
+    /// A single task's record, on its worker's thread, during the run.
+    #[inline]
+    pub(crate) unsafe fn take_over_release(&self, entity: NonNull<TaskHeader>) -> bool {
+        match &mut *self.respawn.get() {
+            Some(r) if r.dependence == Some(entity) && !r.taken_over => {
+                r.taken_over = true;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The respawn request of the run that ended.

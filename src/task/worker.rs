@@ -11,6 +11,7 @@ use super::local_queue::LocalQueues;
 use super::ready_stack::ReadyStack;
 use super::scheduler::Shared;
 use super::statistics::Counters;
+use super::team_task::ExecutionRecord;
 use crate::exec::Team;
 use crate::pool::MemoryPool;
 use crate::priority::Priority;
@@ -36,6 +37,9 @@ pub(crate) struct Owned {
     pub(crate) bytes_delta: i64,
     /// Team tasks of this worker's team seen so far (members join each new one).
     pub(crate) team_seq: u64,
+    /// The execution record of the single task this worker runs now (null otherwise), for
+    /// `ExecutionRecord::take_over_release`.
+    pub(crate) record: *const ExecutionRecord,
 }
 
 #[repr(align(128))]
@@ -74,6 +78,7 @@ impl Worker {
                 alive_delta: 0,
                 bytes_delta: 0,
                 team_seq: 0,
+                record: std::ptr::null(),
             }),
         }
     }
