@@ -143,8 +143,9 @@ fn a_waiter_is_either_taken_by_the_completer_or_sees_the_completion() {
             let (entity, waiter) = (Arc::clone(&entity), Arc::clone(&waiter));
             thread::spawn(move || {
                 waiter.contents.with_mut(|c| unsafe { *c = 7 });
-                let pushed =
-                    unsafe { wait_queue::push(&entity.header.wait_head(), waiter.ptr(), Access::Shared) };
+                let pushed = unsafe {
+                    wait_queue::push(&entity.header.wait_head(), waiter.ptr(), Access::Shared)
+                };
                 if !pushed {
                     // The dependence is complete: its result must be visible.
                     assert!(wait_queue::is_closed(&entity.header.wait_head()));
@@ -203,6 +204,9 @@ fn two_waiters_racing_a_completion_are_each_scheduled_once() {
             .enumerate()
             .filter_map(|(i, p)| p.join().unwrap().then_some(i))
             .collect();
-        assert_eq!(taken, pushed, "the completer must take exactly the waiters that got in");
+        assert_eq!(
+            taken, pushed,
+            "the completer must take exactly the waiters that got in"
+        );
     });
 }

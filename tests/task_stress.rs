@@ -46,7 +46,11 @@ fn fib_27_a_hundred_times(workers: usize) {
     for round in 0..100 {
         let f = s.spawn(&Policy::single(), 8, fib_task(27)).unwrap();
         s.wait().unwrap();
-        assert_eq!(f.get::<i64>().unwrap(), 196_418, "round {round}, {workers} workers");
+        assert_eq!(
+            f.get::<i64>().unwrap(),
+            196_418,
+            "round {round}, {workers} workers"
+        );
     }
     let st = s.statistics().unwrap();
     assert_eq!(st.tasks_spawned, 100 * 635_621);
@@ -56,13 +60,19 @@ fn fib_27_a_hundred_times(workers: usize) {
 }
 
 #[test]
-#[cfg_attr(debug_assertions, ignore = "long in a debug build; runs with --release")]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "long in a debug build; runs with --release"
+)]
 fn fib_27_a_hundred_times_on_two_workers_is_exact() {
     fib_27_a_hundred_times(2);
 }
 
 #[test]
-#[cfg_attr(debug_assertions, ignore = "long in a debug build; runs with --release")]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "long in a debug build; runs with --release"
+)]
 fn fib_27_a_hundred_times_on_eight_workers_is_exact() {
     fib_27_a_hundred_times(8);
 }
@@ -103,7 +113,8 @@ fn random_task(
         let count = 1 + random.below(4);
         for i in 0..count {
             let priority = Priority::ALL[random.below(3) as usize];
-            let after = (i > 0 && random.below(2) == 0).then(|| &children[random.below(i) as usize]);
+            let after =
+                (i > 0 && random.below(2) == 0).then(|| &children[random.below(i) as usize]);
             let policy = Policy {
                 dependence: after,
                 priority,
