@@ -435,7 +435,7 @@ typedef struct td_scheduler_stats {
    */
   uint64_t alive;
   /**
-   * The most tasks and when_alls alive at once: exact with one worker, within 32 per worker
+   * The most tasks and when_alls alive at once: exact with one worker, within 256 per worker
    * otherwise.
    */
   uint64_t peak_alive;

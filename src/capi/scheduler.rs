@@ -84,7 +84,7 @@ pub struct td_scheduler_stats {
     pub steals: u64,
     /// Tasks and when_alls whose memory is allocated now.
     pub alive: u64,
-    /// The most tasks and when_alls alive at once: exact with one worker, within 32 per worker
+    /// The most tasks and when_alls alive at once: exact with one worker, within 256 per worker
     /// otherwise.
     pub peak_alive: u64,
     /// The most bytes of pool blocks they held at once (same accuracy).

@@ -49,6 +49,7 @@ mod scheduler;
 mod spawn;
 mod statistics;
 mod team_task;
+mod thread_table;
 pub mod wait_queue;
 mod when_all;
 mod worker;

@@ -18,7 +18,8 @@ use super::header::Access;
 use super::ready_stack::ReadyStack;
 use super::statistics::{SchedulerStatistics, Totals};
 use super::team_task::TeamState;
-use super::worker::{current, Worker};
+use super::thread_table::ThreadTable;
+use super::worker::{current, this_thread, Worker};
 use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Space, SpaceKind, Team};
@@ -43,10 +44,6 @@ pub struct SchedulerConfig {
     pub team_scratch_bytes: usize,
 }
 
-/// Up to this many workers, the calling thread's worker is found by comparing thread ids, which is
-/// cheaper than a thread-local in a shared library.
-const SCAN_WORKERS: usize = 16;
-
 /// Low bits of `Shared::idle`: idle workers; the rest: an epoch bumped whenever one leaves.
 pub(crate) const IDLE_COUNT_MASK: u64 = 0xffff;
 pub(crate) const IDLE_EPOCH_ONE: u64 = 1 << 16;
@@ -55,6 +52,8 @@ pub(crate) struct Shared {
     pub(crate) pool: Arc<MemoryPool>,
     pub(crate) space: Space,
     pub(crate) workers: Box<[Worker]>,
+    /// The worker each thread of a running wait runs.
+    pub(crate) threads: ThreadTable,
     pub(crate) team_size: usize,
     pub(crate) teams: Box<[TeamState]>,
     /// Dependences one when_all block holds (larger when_alls become trees).
@@ -127,14 +126,10 @@ impl Shared {
     }
 
     /// The worker the calling thread runs in a wait of this scheduler, if it does.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn current_worker(&self) -> Option<&Worker> {
-        if self.workers.len() <= SCAN_WORKERS {
-            return self.workers.iter().find(|w| w.is_current());
-        }
-        let (shared, worker) = current();
-        // SAFETY: the thread-local names the worker this thread runs, while it runs it.
-        std::ptr::eq(shared, self).then(|| unsafe { &*worker })
+        let rank = self.threads.find(this_thread())?;
+        self.workers.get(rank)
     }
 
     pub(crate) fn supports_teams(&self) -> bool {
@@ -250,6 +245,7 @@ impl Scheduler {
             pool,
             supports_teams: space.kind() == SpaceKind::Threads,
             space,
+            threads: ThreadTable::new(n),
             workers,
             team_size,
             teams,
@@ -355,9 +351,19 @@ impl Scheduler {
         shared.done.store(false, Ordering::Relaxed);
         let epoch = shared.idle.load(Ordering::Relaxed) & !IDLE_COUNT_MASK;
         shared.idle.store(epoch, Ordering::Relaxed);
-        shared
-            .space
-            .run_on_all(&|w| shared.workers[w.rank].run_loop(shared))?;
+        struct ClearThreads<'a>(&'a ThreadTable);
+        impl Drop for ClearThreads<'_> {
+            fn drop(&mut self) {
+                // Every worker has left its loop (also when one panicked): no task runs any more.
+                self.0.clear();
+            }
+        }
+        {
+            let _clear = ClearThreads(&shared.threads);
+            shared
+                .space
+                .run_on_all(&|w| shared.workers[w.rank].run_loop(shared))?;
+        }
         shared.totals.waits.fetch_add(1, Ordering::Relaxed);
         let panic = shared
             .panic

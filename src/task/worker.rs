@@ -172,6 +172,7 @@ impl<'a> CurrentWorker<'a> {
     pub(crate) fn enter(shared: &Shared, worker: &'a Worker) -> CurrentWorker<'a> {
         let previous = CURRENT.with(|c| c.replace((shared, worker)));
         worker.thread.store(this_thread(), Ordering::Relaxed);
+        shared.threads.insert(this_thread(), worker.rank);
         CurrentWorker { previous, worker }
     }
 }
