@@ -17,8 +17,8 @@
 //! | 56 | `dependence` | a task's held dependence from its last respawn |
 //! | 64 | `size` | result bytes (tasks) or dependences (when_alls) |
 //! | 68 | `alloc_size` | bytes asked of the pool |
-//! | 72 | `scan` | when_all: next dependence to examine |
-//! | 76 | `retained_from` | when_all: first dependence it holds a reference to |
+//! | 72 | `scan` | when_all: dependences not examined yet (they are examined last first) |
+//! | 76 | `retained` | when_all: it holds references to dependences `0..retained` |
 //!
 //! A task block is `header | result (rounded up to 16 bytes) | state`; a when_all block is
 //! `header | dependence pointers`. Blocks are aligned to their size (at least 128 bytes), so the
@@ -110,7 +110,7 @@ pub struct TaskHeader {
     size: u32,
     alloc_size: u32,
     scan: UnsafeCell<u32>,
-    retained_from: UnsafeCell<u32>,
+    retained: UnsafeCell<u32>,
 }
 
 // SAFETY: the plain fields are written before the entity is published and then only by the one
@@ -162,7 +162,7 @@ impl TaskHeader {
             size: init.size,
             alloc_size: init.alloc_size,
             scan: UnsafeCell::new(0),
-            retained_from: UnsafeCell::new(0),
+            retained: UnsafeCell::new(0),
         });
         h
     }
@@ -183,7 +183,7 @@ impl TaskHeader {
             size: 0,
             alloc_size: 0,
             scan: UnsafeCell::new(0),
-            retained_from: UnsafeCell::new(0),
+            retained: UnsafeCell::new(0),
         })
     }
 
@@ -316,15 +316,15 @@ impl TaskHeader {
     /// # Safety
     /// As for `scan`, or the thread that releases the when_all's last reference.
     #[inline]
-    pub(crate) unsafe fn retained_from(&self) -> u32 {
-        *self.retained_from.get()
+    pub(crate) unsafe fn retained(&self) -> u32 {
+        *self.retained.get()
     }
 
     /// # Safety
     /// Only the creator of the when_all, before it is published.
     #[inline]
-    pub(crate) unsafe fn set_retained_from(&self, index: u32) {
-        *self.retained_from.get() = index;
+    pub(crate) unsafe fn set_retained(&self, count: u32) {
+        *self.retained.get() = count;
     }
 
     /// Whether the entity is complete: its wait queue is closed (002 Fig. 3.6).
@@ -478,7 +478,7 @@ mod tests {
         assert_eq!(offset_of!(TaskHeader, size), 64);
         assert_eq!(offset_of!(TaskHeader, alloc_size), 68);
         assert_eq!(offset_of!(TaskHeader, scan), 72);
-        assert_eq!(offset_of!(TaskHeader, retained_from), 76);
+        assert_eq!(offset_of!(TaskHeader, retained), 76);
         assert_eq!(std::mem::size_of::<TaskHeader>(), HEADER_BYTES);
     }
 

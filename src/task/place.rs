@@ -240,8 +240,8 @@ impl<'a> Place<'a> {
         // SAFETY: the last reference is gone, so no scan runs; the array has `size` entries.
         let w = unsafe { when_all.as_ref() };
         let deps = TaskHeader::dependences_ptr(when_all);
-        let from = unsafe { w.retained_from() } as usize;
-        for i in from..w.size() {
+        let held = unsafe { w.retained() } as usize;
+        for i in 0..held {
             if let Some(d) = NonNull::new(unsafe { *deps.add(i) }) {
                 self.release_internal(d);
             }
@@ -314,28 +314,27 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// Continues a when_all's scan of its dependences (002 Fig. 3.5): waits on the next
-    /// incomplete one, or completes the when_all when none is left. Runs on one thread at a time:
-    /// the creator, then whoever completes the dependence it waits on.
+    /// Continues a when_all's scan of its dependences (002 Fig. 3.5), from the last to the first:
+    /// waits on the next incomplete one, or completes the when_all when none is left. Runs on one
+    /// thread at a time: the creator, then whoever completes the dependence it waits on.
     pub(crate) fn advance_when_all(&self, when_all: NonNull<TaskHeader>) {
         // SAFETY: this thread runs the scan; the when_all is incomplete, so its incomplete hold
         // keeps it alive until `complete` below.
         let w = unsafe { when_all.as_ref() };
         let deps = TaskHeader::dependences_ptr(when_all);
-        let count = w.size() as u32;
         loop {
             // SAFETY: see above.
-            let index = unsafe { w.scan() };
-            if index == count {
+            let remaining = unsafe { w.scan() };
+            if remaining == 0 {
                 self.complete(when_all);
                 return;
             }
             // Written before the push: once pushed, the dependence's completer continues the
             // scan on another thread.
-            unsafe { w.set_scan(index + 1) };
-            // SAFETY: `index < count`; entries below `retained_from` were examined by the creator
-            // while its caller held them, the rest are held by the when_all.
-            let Some(d) = NonNull::new(unsafe { *deps.add(index as usize) }) else {
+            unsafe { w.set_scan(remaining - 1) };
+            // SAFETY: `remaining - 1 < size`; the dependence is held by the when_all (below
+            // `retained`) or was examined while the creator's caller held it.
+            let Some(d) = NonNull::new(unsafe { *deps.add(remaining as usize - 1) }) else {
                 continue;
             };
             // SAFETY: the when_all is in no queue (it is running its scan).
