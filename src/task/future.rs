@@ -150,6 +150,7 @@ pub(crate) fn other_scheduler(what: &str) -> Error {
 ///
 /// # Safety
 /// `entity` is a validated live entity.
+#[inline(always)]
 unsafe fn at_entity_place<R>(
     entity: NonNull<TaskHeader>,
     what: &str,
@@ -160,6 +161,19 @@ unsafe fn at_entity_place<R>(
         let place = Place::worker(&*shared_ptr, worker);
         return Ok(f(&place));
     }
+    at_host_place(shared_ptr, what, f)
+}
+
+/// `at_entity_place` from a thread that runs no wait of the scheduler.
+///
+/// # Safety
+/// As for `at_entity_place`.
+#[inline(never)]
+unsafe fn at_host_place<R>(
+    shared_ptr: *const Shared,
+    what: &str,
+    f: impl FnOnce(&Place<'_>) -> R,
+) -> Result<R> {
     let unused;
     let result;
     {
@@ -180,6 +194,7 @@ unsafe fn at_entity_place<R>(
 ///
 /// # Safety
 /// `entity` is a validated live entity.
+#[inline]
 pub(crate) unsafe fn retain(entity: NonNull<TaskHeader>, what: &str) -> Result<()> {
     let h = entity.as_ref();
     if h.user_refs() == 0 {
@@ -192,6 +207,7 @@ pub(crate) unsafe fn retain(entity: NonNull<TaskHeader>, what: &str) -> Result<(
 ///
 /// # Safety
 /// `entity` is a validated live entity.
+#[inline]
 pub(crate) unsafe fn release(entity: NonNull<TaskHeader>, what: &str) -> Result<()> {
     at_entity_place(entity, what, |place| {
         if let Some(worker) = place.worker {

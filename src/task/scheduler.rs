@@ -128,6 +128,9 @@ impl Shared {
     /// The worker the calling thread runs in a wait of this scheduler, if it does.
     #[inline(always)]
     pub(crate) fn current_worker(&self) -> Option<&Worker> {
+        if let [only] = &*self.workers {
+            return only.is_current().then_some(only);
+        }
         let rank = self.threads.find(this_thread())?;
         self.workers.get(rank)
     }
