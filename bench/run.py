@@ -226,7 +226,36 @@ BENCHMARKS: list[Benchmark] = [
         full_args=["--mib", "512", "--passes", "5"],
         quick_args=["--mib", "16", "--passes", "2"],
     ),
-    # Benchmark(name="fib_task", ...), Benchmark(name="work_graph", ...),
+    Benchmark(
+        name="fib_task",
+        title="Task DAG: naive Fibonacci, one task per call",
+        description=(
+            "F(n) with one task per call (000 §3.2.4; 2 F(n+1) - 1 nodes). taskdag: 000 Fig. "
+            "3.4 through the C API: F(k-2) spawned at high priority, F(k-1) at regular, the "
+            "task respawns on their when_all and adds their results on its second run "
+            "(every node is one spawn; each node with n > 1 also makes one when_all and one "
+            "respawn); td_initialize with T "
+            "threads, the scheduler on the root Threads instance, a 64 MiB pool. Kokkos: the same "
+            "functor on TaskScheduler<Serial>. oneTBB: task_group with both children run as "
+            "tasks, then wait, in a task_arena of T threads. OpenMP (GCC libgomp): two `omp "
+            "task`s and `taskwait`, started by one thread of a parallel region of T threads. "
+            "Figure: wall time of one F(n) (spawn of the root to its result) / nodes = ns per "
+            "node with all threads (lower is better). Every run checks F(n)."),
+        impls=[
+            Impl("taskdag", "bench_fib_taskdag", ours=True),
+            Impl("kokkos", "bench_fib_kokkos", max_threads=1,
+                 note="Kokkos TaskScheduler<Serial> (the packaged Kokkos 3.4 has the Serial "
+                      "back-end alone): 1 thread only"),
+            Impl("tbb", "bench_fib_tbb", note="oneTBB task_group in a task_arena"),
+            Impl("openmp", "bench_fib_openmp", note="GCC libgomp: omp task + taskwait"),
+        ],
+        configs=[Config(f"n={n}", f"F({n})", ["--n", str(n)]) for n in (20, 24, 27, 30)],
+        metric=Metric("ns_per_node", "ns", True, "ns per node (wall time / nodes)"),
+        extra_metrics=[Metric("mnodes_per_s", "Mnodes/s", False, "Mnodes/s")],
+        full_args=[],
+        quick_args=["--quick"],
+    ),
+    # Benchmark(name="work_graph", ...),
     # Benchmark(name="views", ...)  -- to come.
 ]
 

@@ -1132,6 +1132,274 @@ module taskdag
     procedure, private :: team_preduce_real64
   end type taskdag_team
 
+
+  ! ==========================================================================================
+  ! Task DAG (td_scheduler, td_future, td_task_ctx; 000 §3.2): constants, structs, interfaces
+  ! and types. A task is a bind(c) subroutine task(ctx, state) with `type(c_ptr), value` dummies;
+  ! its state is a bind(c) derived type copied into the task (pass c_loc and c_sizeof). In a
+  ! task's state, futures are raw type(c_ptr) (release them in the destroy procedure); on the
+  ! host, type(taskdag_future) owns one and releases it when finalized.
+  ! ==========================================================================================
+
+  !> td_priority values.
+  integer(c_int32_t), parameter, public :: TD_PRIORITY_HIGH = 0
+  integer(c_int32_t), parameter, public :: TD_PRIORITY_REGULAR = 1
+  integer(c_int32_t), parameter, public :: TD_PRIORITY_LOW = 2
+
+  !> Arguments of td_scheduler_create; start from td_scheduler_args_init(), then set pool.
+  type, bind(c), public :: td_scheduler_args
+    integer(c_size_t) :: struct_size = 0
+    type(c_ptr) :: space = c_null_ptr        !< c_null_ptr = the root Threads instance
+    type(c_ptr) :: pool = c_null_ptr         !< required: a td_pool
+    integer(c_int) :: team_size = 0          !< 0 = from the topology
+    integer(c_size_t) :: team_scratch_bytes = 0
+  end type td_scheduler_args
+
+  !> Statistics of a scheduler (td_scheduler_statistics); start from td_scheduler_stats_init().
+  type, bind(c), public :: td_scheduler_stats
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int64_t) :: tasks_spawned = 0
+    integer(c_int64_t) :: task_executions = 0
+    integer(c_int64_t) :: tasks_respawned = 0
+    integer(c_int64_t) :: tasks_completed = 0
+    integer(c_int64_t) :: when_alls_created = 0
+    integer(c_int64_t) :: allocation_failures = 0
+    integer(c_int64_t) :: steals = 0
+    integer(c_int64_t) :: alive = 0
+    integer(c_int64_t) :: peak_alive = 0
+    integer(c_int64_t) :: peak_bytes = 0
+    integer(c_int64_t) :: pool_high_water_bytes = 0
+    integer(c_int64_t) :: waits = 0
+  end type td_scheduler_stats
+
+  !> How a task is scheduled; start from td_task_policy_init().
+  type, bind(c), public :: td_task_policy
+    integer(c_size_t) :: struct_size = 0
+    type(c_ptr) :: scheduler = c_null_ptr
+    type(c_ptr) :: dependence = c_null_ptr
+    integer(c_int32_t) :: priority = TD_PRIORITY_REGULAR
+    integer(c_int) :: team = 0
+  end type td_task_policy
+
+  !> What a task runs; start from td_task_closure_init().
+  type, bind(c), public :: td_task_closure
+    integer(c_size_t) :: struct_size = 0
+    type(c_funptr) :: function = c_null_funptr
+    type(c_ptr) :: state = c_null_ptr
+    integer(c_size_t) :: state_size = 0
+    integer(c_size_t) :: result_size = 0
+    type(c_funptr) :: destroy = c_null_funptr
+    type(c_funptr) :: init = c_null_funptr
+  end type td_task_closure
+
+  public :: td_scheduler_args_init, td_scheduler_stats_init, td_task_policy_init
+  public :: td_task_closure_init
+  public :: td_scheduler_create, td_scheduler_retain, td_scheduler_release
+  public :: td_scheduler_concurrency, td_scheduler_team_size, td_scheduler_statistics, td_wait
+  public :: td_host_spawn, td_when_all, td_future_retain, td_future_release, td_future_is_null
+  public :: td_future_is_ready, td_future_get, td_future_result, td_future_result_size
+  public :: td_task_spawn, td_task_respawn, td_task_result, td_task_team, td_task_scheduler
+
+  interface
+    !> Creates a scheduler; `out` receives a handle with one reference.
+    function td_scheduler_create(args, out) bind(c, name="td_scheduler_create") result(status)
+      import :: c_int, c_ptr, td_scheduler_args
+      type(td_scheduler_args), intent(in) :: args
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_scheduler_create
+
+    function td_scheduler_retain(scheduler) bind(c, name="td_scheduler_retain") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: scheduler
+      integer(c_int) :: status
+    end function td_scheduler_retain
+
+    function td_scheduler_release(scheduler) bind(c, name="td_scheduler_release") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: scheduler
+      integer(c_int) :: status
+    end function td_scheduler_release
+
+    function td_scheduler_concurrency(scheduler, out) bind(c, name="td_scheduler_concurrency") &
+        result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: scheduler
+      integer(c_size_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_scheduler_concurrency
+
+    function td_scheduler_team_size(scheduler, out) bind(c, name="td_scheduler_team_size") &
+        result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: scheduler
+      integer(c_size_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_scheduler_team_size
+
+    function td_scheduler_statistics(scheduler, out) bind(c, name="td_scheduler_statistics") &
+        result(status)
+      import :: c_int, c_ptr, td_scheduler_stats
+      type(c_ptr), value :: scheduler
+      type(td_scheduler_stats), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_scheduler_statistics
+
+    !> Runs every spawned task to completion.
+    function td_wait(scheduler) bind(c, name="td_wait") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: scheduler
+      integer(c_int) :: status
+    end function td_wait
+
+    !> Spawns a task from the host; a future (one reference) or c_null_ptr (see td_last_error).
+    function td_host_spawn(policy, closure) bind(c, name="td_host_spawn") result(future)
+      import :: c_ptr, td_task_policy, td_task_closure
+      type(td_task_policy), intent(in) :: policy
+      type(td_task_closure), intent(in) :: closure
+      type(c_ptr) :: future
+    end function td_host_spawn
+
+    !> A future that completes when all `count` futures have; c_null_ptr on failure.
+    function td_when_all(scheduler, futures, count) bind(c, name="td_when_all") result(future)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: scheduler
+      type(c_ptr), intent(in) :: futures(*)
+      integer(c_int), value :: count
+      type(c_ptr) :: future
+    end function td_when_all
+
+    function td_future_retain(future) bind(c, name="td_future_retain") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: future
+      integer(c_int) :: status
+    end function td_future_retain
+
+    !> Releases one reference to a future; c_null_ptr is a no-op.
+    function td_future_release(future) bind(c, name="td_future_release") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: future
+      integer(c_int) :: status
+    end function td_future_release
+
+    function td_future_is_null(future) bind(c, name="td_future_is_null") result(is_null)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: future
+      integer(c_int) :: is_null
+    end function td_future_is_null
+
+    function td_future_is_ready(future, out) bind(c, name="td_future_is_ready") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: future
+      integer(c_int), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_future_is_ready
+
+    !> Copies the completed task's result (`size` bytes) to `out`.
+    function td_future_get(future, out, size) bind(c, name="td_future_get") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: future
+      type(c_ptr), value :: out
+      integer(c_size_t), value :: size
+      integer(c_int) :: status
+    end function td_future_get
+
+    function td_future_result(future, out, size) bind(c, name="td_future_result") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: future
+      type(c_ptr), intent(inout) :: out
+      integer(c_size_t), intent(inout) :: size
+      integer(c_int) :: status
+    end function td_future_result
+
+    function td_future_result_size(future, out) bind(c, name="td_future_result_size") &
+        result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: future
+      integer(c_size_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_future_result_size
+
+    !> Spawns a task from inside a running task; a future or c_null_ptr (see td_last_error).
+    function td_task_spawn(ctx, policy, closure) bind(c, name="td_task_spawn") result(future)
+      import :: c_ptr, td_task_policy, td_task_closure
+      type(c_ptr), value :: ctx
+      type(td_task_policy), intent(in) :: policy
+      type(td_task_closure), intent(in) :: closure
+      type(c_ptr) :: future
+    end function td_task_spawn
+
+    !> Runs the task again after `dependence` (c_null_ptr: none) at `priority`.
+    function td_task_respawn(ctx, dependence, priority) bind(c, name="td_task_respawn") &
+        result(status)
+      import :: c_int, c_int32_t, c_ptr
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: dependence
+      integer(c_int32_t), value :: priority
+      integer(c_int) :: status
+    end function td_task_respawn
+
+    !> The running task's result bytes (c_f_pointer them to the result's type).
+    function td_task_result(ctx) bind(c, name="td_task_result") result(bytes)
+      import :: c_ptr
+      type(c_ptr), value :: ctx
+      type(c_ptr) :: bytes
+    end function td_task_result
+
+    function td_task_team(ctx) bind(c, name="td_task_team") result(team)
+      import :: c_ptr
+      type(c_ptr), value :: ctx
+      type(c_ptr) :: team
+    end function td_task_team
+
+    !> The scheduler running the task (borrowed: do not release it).
+    function td_task_scheduler(ctx) bind(c, name="td_task_scheduler") result(scheduler)
+      import :: c_ptr
+      type(c_ptr), value :: ctx
+      type(c_ptr) :: scheduler
+    end function td_task_scheduler
+  end interface
+
+  !> A future on the host: owns one reference to a task's td_future and releases it when
+  !> released or finalized. `b = a` shares the future (td_future_retain).
+  type, public :: taskdag_future
+    type(c_ptr), private :: handle = c_null_ptr
+  contains
+    procedure :: is_null => future_is_null
+    procedure :: is_ready => future_is_ready
+    procedure :: get_int64 => future_get_int64
+    procedure :: get_double => future_get_double
+    procedure :: release => future_release
+    procedure :: c_handle => future_c_handle
+    generic :: assignment(=) => future_assign
+    procedure, private :: future_assign
+    final :: future_finalize
+  end type taskdag_future
+
+  !> A task scheduler (td_scheduler) on the runtime's Threads space and a pool:
+  !>
+  !>   type(taskdag_scheduler) :: sched
+  !>   type(taskdag_future) :: f
+  !>   call sched%create(pool)
+  !>   call sched%spawn(f, task, c_loc(state), c_sizeof(state), 8_c_size_t)  ! task = c_funloc(my_task)
+  !>   call sched%wait()
+  !>   print *, f%get_int64()
+  type, public :: taskdag_scheduler
+    type(c_ptr), private :: handle = c_null_ptr
+  contains
+    procedure :: create => scheduler_create
+    procedure :: spawn => scheduler_spawn
+    procedure :: wait => scheduler_wait
+    procedure :: statistics => scheduler_statistics
+    procedure :: concurrency => scheduler_concurrency
+    procedure :: release => scheduler_release
+    procedure :: c_handle => scheduler_c_handle
+    final :: scheduler_finalize
+  end type taskdag_scheduler
+
+  public :: taskdag_task_spawn, taskdag_task_respawn, taskdag_task_when_all
+  public :: taskdag_future_int64, taskdag_future_release
+
 contains
 
   ! --- parameter structs ---------------------------------------------------------------------
@@ -2909,5 +3177,342 @@ contains
     call team_preduce_any(this, begin, end, c_funloc(body), op, TD_SCALAR_INT32, &
                           c_loc(result), user, stat)
   end subroutine team_preduce_int32
+
+  ! ==========================================================================================
+  ! Task DAG: procedures
+  ! ==========================================================================================
+
+  !> TD_SCHEDULER_ARGS_INIT: defaults with struct_size set; set pool.
+  function td_scheduler_args_init() result(args)
+    type(td_scheduler_args) :: args
+    args = td_scheduler_args()
+    args%struct_size = c_sizeof(args)
+  end function td_scheduler_args_init
+
+  !> TD_SCHEDULER_STATS_INIT: zeroed statistics with struct_size set.
+  function td_scheduler_stats_init() result(stats)
+    type(td_scheduler_stats) :: stats
+    stats = td_scheduler_stats()
+    stats%struct_size = c_sizeof(stats)
+  end function td_scheduler_stats_init
+
+  !> TD_TASK_POLICY_INIT: regular priority, single thread, no dependence.
+  function td_task_policy_init() result(policy)
+    type(td_task_policy) :: policy
+    policy = td_task_policy()
+    policy%struct_size = c_sizeof(policy)
+  end function td_task_policy_init
+
+  !> TD_TASK_CLOSURE_INIT: set function, and state/state_size/result_size as needed.
+  function td_task_closure_init() result(closure)
+    type(td_task_closure) :: closure
+    closure = td_task_closure()
+    closure%struct_size = c_sizeof(closure)
+  end function td_task_closure_init
+
+  !> A policy and closure for a spawn; absent arguments keep the defaults.
+  subroutine task_arguments(task, state, state_size, result_size, priority, after, team, &
+                            destroy, policy, closure)
+    type(c_funptr), intent(in) :: task
+    type(c_ptr), intent(in) :: state
+    integer(c_size_t), intent(in) :: state_size
+    integer(c_size_t), intent(in), optional :: result_size
+    integer(c_int32_t), intent(in), optional :: priority
+    type(c_ptr), intent(in), optional :: after
+    logical, intent(in), optional :: team
+    type(c_funptr), intent(in), optional :: destroy
+    type(td_task_policy), intent(out) :: policy
+    type(td_task_closure), intent(out) :: closure
+
+    policy = td_task_policy_init()
+    if (present(priority)) policy%priority = priority
+    if (present(after)) policy%dependence = after
+    if (present(team)) then
+      if (team) policy%team = 1
+    end if
+    closure = td_task_closure_init()
+    closure%function = task
+    closure%state = state
+    closure%state_size = state_size
+    if (present(result_size)) closure%result_size = result_size
+    if (present(destroy)) closure%destroy = destroy
+  end subroutine task_arguments
+
+  !> The status of a spawn or when_all that returned `future`.
+  function spawn_status(future) result(status)
+    type(c_ptr), intent(in) :: future
+    integer(c_int) :: status
+
+    status = TD_OK
+    if (.not. c_associated(future)) status = td_last_error()
+  end function spawn_status
+
+  !> Spawns the bind(c) subroutine `task` from inside a running task (td_task_spawn), with a
+  !> copy of `state_size` bytes at `state` (c_loc of a bind(c) variable, c_sizeof of it).
+  !> Returns the raw future (one reference: release it, typically in the task's destroy
+  !> procedure), or c_null_ptr with `stat` set (TD_ERROR_POOL_EXHAUSTED is not fatal without
+  !> `stat`; other failures stop the program).
+  function taskdag_task_spawn(ctx, task, state, state_size, result_size, priority, after, team, &
+                              destroy, stat) result(future)
+    type(c_ptr), intent(in) :: ctx
+    type(c_funptr), intent(in) :: task
+    type(c_ptr), intent(in) :: state
+    integer(c_size_t), intent(in) :: state_size
+    integer(c_size_t), intent(in), optional :: result_size
+    integer(c_int32_t), intent(in), optional :: priority
+    type(c_ptr), intent(in), optional :: after
+    logical, intent(in), optional :: team
+    type(c_funptr), intent(in), optional :: destroy
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: future
+    type(td_task_policy) :: policy
+    type(td_task_closure) :: closure
+    integer(c_int) :: status
+
+    call task_arguments(task, state, state_size, result_size, priority, after, team, destroy, &
+                        policy, closure)
+    future = td_task_spawn(ctx, policy, closure)
+    status = spawn_status(future)
+    if (status == TD_ERROR_POOL_EXHAUSTED .and. .not. present(stat)) return
+    call report(status, stat)
+  end function taskdag_task_spawn
+
+  !> Runs the running task again after `dependence` (absent or c_null_ptr: none) at `priority`
+  !> (default regular); at most once per run.
+  subroutine taskdag_task_respawn(ctx, dependence, priority, stat)
+    type(c_ptr), intent(in) :: ctx
+    type(c_ptr), intent(in), optional :: dependence
+    integer(c_int32_t), intent(in), optional :: priority
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: dep
+    integer(c_int32_t) :: p
+
+    dep = c_null_ptr
+    if (present(dependence)) dep = dependence
+    p = TD_PRIORITY_REGULAR
+    if (present(priority)) p = priority
+    call report(td_task_respawn(ctx, dep, p), stat)
+  end subroutine taskdag_task_respawn
+
+  !> A raw future (one reference) that completes when all `futures` have; from a running task.
+  function taskdag_task_when_all(ctx, futures, stat) result(future)
+    type(c_ptr), intent(in) :: ctx
+    type(c_ptr), intent(in) :: futures(:)
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: future
+
+    future = td_when_all(td_task_scheduler(ctx), futures, int(size(futures), c_int))
+    call report(spawn_status(future), stat)
+  end function taskdag_task_when_all
+
+  !> The int64 result of a completed task behind a raw future.
+  function taskdag_future_int64(future, stat) result(value)
+    type(c_ptr), intent(in) :: future
+    integer, intent(out), optional :: stat
+    integer(c_int64_t), target :: value
+
+    value = 0
+    call report(td_future_get(future, c_loc(value), c_sizeof(value)), stat)
+  end function taskdag_future_int64
+
+  !> Releases a raw future (c_null_ptr: nothing) and sets it to c_null_ptr.
+  subroutine taskdag_future_release(future, stat)
+    type(c_ptr), intent(inout) :: future
+    integer, intent(out), optional :: stat
+
+    call report(td_future_release(future), stat)
+    future = c_null_ptr
+  end subroutine taskdag_future_release
+
+  ! --- taskdag_future ------------------------------------------------------------------------
+
+  logical function future_is_null(this)
+    class(taskdag_future), intent(in) :: this
+
+    future_is_null = .not. c_associated(this%handle)
+  end function future_is_null
+
+  !> True once the task completed.
+  logical function future_is_ready(this, stat)
+    class(taskdag_future), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(c_int) :: ready
+
+    ready = 0
+    call report(td_future_is_ready(this%handle, ready), stat)
+    future_is_ready = ready /= 0
+  end function future_is_ready
+
+  !> The task's result as an int64 (its result_size must be 8).
+  function future_get_int64(this, stat) result(value)
+    class(taskdag_future), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(c_int64_t) :: value
+
+    value = taskdag_future_int64(this%handle, stat)
+  end function future_get_int64
+
+  !> The task's result as a double (its result_size must be 8).
+  function future_get_double(this, stat) result(value)
+    class(taskdag_future), intent(in) :: this
+    integer, intent(out), optional :: stat
+    real(c_double), target :: value
+
+    value = 0
+    call report(td_future_get(this%handle, c_loc(value), c_sizeof(value)), stat)
+  end function future_get_double
+
+  subroutine future_release(this, stat)
+    class(taskdag_future), intent(inout) :: this
+    integer, intent(out), optional :: stat
+
+    call taskdag_future_release(this%handle, stat)
+  end subroutine future_release
+
+  !> The td_future for the C interfaces; still owned by the variable.
+  function future_c_handle(this) result(handle)
+    class(taskdag_future), intent(in) :: this
+    type(c_ptr) :: handle
+
+    handle = this%handle
+  end function future_c_handle
+
+  !> `lhs = rhs`: lhs shares rhs's task (one more reference) and releases its previous one.
+  subroutine future_assign(lhs, rhs)
+    class(taskdag_future), intent(inout) :: lhs
+    class(taskdag_future), intent(in) :: rhs
+    type(c_ptr) :: previous
+
+    if (c_associated(rhs%handle)) call report(td_future_retain(rhs%handle))
+    previous = lhs%handle
+    lhs%handle = rhs%handle
+    call report(td_future_release(previous))
+  end subroutine future_assign
+
+  subroutine future_finalize(this)
+    type(taskdag_future), intent(inout) :: this
+    integer(c_int) :: status
+
+    status = td_future_release(this%handle)
+    this%handle = c_null_ptr
+  end subroutine future_finalize
+
+  ! --- taskdag_scheduler ---------------------------------------------------------------------
+
+  !> Creates a scheduler on the runtime's Threads space that allocates tasks from `pool`;
+  !> `team_size` 0 or absent = from the topology.
+  subroutine scheduler_create(this, pool, team_size, stat)
+    class(taskdag_scheduler), intent(inout) :: this
+    type(taskdag_pool), intent(in) :: pool
+    integer, intent(in), optional :: team_size
+    integer, intent(out), optional :: stat
+    type(td_scheduler_args) :: args
+    type(c_ptr) :: created
+    integer(c_int) :: status
+
+    args = td_scheduler_args_init()
+    args%pool = pool%c_handle()
+    if (present(team_size)) args%team_size = int(team_size, c_int)
+    created = c_null_ptr
+    status = td_scheduler_create(args, created)
+    if (status == TD_OK) then
+      call this%release()
+      this%handle = created
+    end if
+    call report(status, stat)
+  end subroutine scheduler_create
+
+  !> Spawns the bind(c) subroutine `task` from the host with a copy of `state_size` bytes at
+  !> `state`; `future` receives its future (releasing what it held). See taskdag_task_spawn for
+  !> the optional arguments. `future` is null when the pool is exhausted (`stat` =
+  !> TD_ERROR_POOL_EXHAUSTED, not fatal without `stat`). A subroutine rather than a function:
+  !> compilers that do not finalize function results would leak the reference.
+  subroutine scheduler_spawn(this, future, task, state, state_size, result_size, priority, &
+                             after, team, destroy, stat)
+    class(taskdag_scheduler), intent(in) :: this
+    type(taskdag_future), intent(inout) :: future
+    type(c_funptr), intent(in) :: task
+    type(c_ptr), intent(in) :: state
+    integer(c_size_t), intent(in) :: state_size
+    integer(c_size_t), intent(in), optional :: result_size
+    integer(c_int32_t), intent(in), optional :: priority
+    type(taskdag_future), intent(in), optional :: after
+    logical, intent(in), optional :: team
+    type(c_funptr), intent(in), optional :: destroy
+    integer, intent(out), optional :: stat
+    type(td_task_policy) :: policy
+    type(td_task_closure) :: closure
+    type(c_ptr) :: spawned
+    integer(c_int) :: status
+
+    if (present(after)) then
+      call task_arguments(task, state, state_size, result_size, priority, after%handle, team, &
+                          destroy, policy, closure)
+    else
+      call task_arguments(task, state, state_size, result_size, priority, team=team, &
+                          destroy=destroy, policy=policy, closure=closure)
+    end if
+    policy%scheduler = this%handle
+    spawned = td_host_spawn(policy, closure)
+    status = spawn_status(spawned)
+    call future%release()
+    future%handle = spawned
+    if (status == TD_ERROR_POOL_EXHAUSTED .and. .not. present(stat)) return
+    call report(status, stat)
+  end subroutine scheduler_spawn
+
+  !> Runs every spawned task to completion (td_wait).
+  subroutine scheduler_wait(this, stat)
+    class(taskdag_scheduler), intent(in) :: this
+    integer, intent(out), optional :: stat
+
+    call report(td_wait(this%handle), stat)
+  end subroutine scheduler_wait
+
+  function scheduler_statistics(this, stat) result(stats)
+    class(taskdag_scheduler), intent(in) :: this
+    integer, intent(out), optional :: stat
+    type(td_scheduler_stats) :: stats
+
+    stats = td_scheduler_stats_init()
+    call report(td_scheduler_statistics(this%handle, stats), stat)
+  end function scheduler_statistics
+
+  !> Workers (threads) that run tasks.
+  function scheduler_concurrency(this, stat) result(workers)
+    class(taskdag_scheduler), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(int64) :: workers
+    integer(c_size_t) :: out
+
+    out = 0
+    call report(td_scheduler_concurrency(this%handle, out), stat)
+    workers = int(out, int64)
+  end function scheduler_concurrency
+
+  subroutine scheduler_release(this, stat)
+    class(taskdag_scheduler), intent(inout) :: this
+    integer, intent(out), optional :: stat
+    integer(c_int) :: status
+
+    status = td_scheduler_release(this%handle)
+    this%handle = c_null_ptr
+    call report(status, stat)
+  end subroutine scheduler_release
+
+  function scheduler_c_handle(this) result(handle)
+    class(taskdag_scheduler), intent(in) :: this
+    type(c_ptr) :: handle
+
+    handle = this%handle
+  end function scheduler_c_handle
+
+  subroutine scheduler_finalize(this)
+    type(taskdag_scheduler), intent(inout) :: this
+    integer(c_int) :: status
+
+    status = td_scheduler_release(this%handle)
+    this%handle = c_null_ptr
+  end subroutine scheduler_finalize
 
 end module taskdag

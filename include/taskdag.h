@@ -113,6 +113,56 @@
 #define TD_POOL_HEADER_RECLAIMING (1 << 9)
 
 /**
+ * Bytes of the header; the result follows, then the state at a multiple of `STATE_ALIGN`.
+ */
+#define TD_TASK_HEADER_BYTES 80
+
+/**
+ * Alignment of a task's state (and of its result) in the block.
+ */
+#define TD_TASK_STATE_ALIGN 16
+
+/**
+ * Low bits of a future that carry the generation of the entity it refers to.
+ */
+#define TD_TASK_TAG_BITS 6
+
+/**
+ * Mask of the generation bits of a future.
+ */
+#define TD_TASK_TAG_MASK ((1 << TD_TASK_TAG_BITS) - 1)
+
+/**
+ * `ident` of a live task: this value plus its generation.
+ */
+#define TD_TASK_IDENT_TASK 1952732160
+
+/**
+ * `ident` of a live when_all: this value plus its generation.
+ */
+#define TD_TASK_IDENT_WHEN_ALL 1952732928
+
+/**
+ * `ident` of a released block: this value plus the generation it had.
+ */
+#define TD_TASK_IDENT_FREED 1952728576
+
+/**
+ * Mask of the kind part of `ident`.
+ */
+#define TD_TASK_IDENT_KIND_MASK 4294967040
+
+/**
+ * One user reference in `refs`.
+ */
+#define TD_TASK_USER_REF 1
+
+/**
+ * One internal hold in `refs`.
+ */
+#define TD_TASK_INTERNAL_REF 4294967296
+
+/**
  * Cache-line size the padding aligns rows to, in bytes (Kokkos' MEMORY_ALIGNMENT).
  */
 #define TD_VIEW_PAD_ALIGNMENT_BYTES 64
@@ -214,16 +264,33 @@ typedef enum td_exec_kind {
 typedef struct Priority Priority;
 
 /**
+ * A future: the handle of a spawned task or of a when_all. Reference-counted with
+ * td_future_retain / td_future_release; NULL is the null future.
+ */
+typedef struct td_future td_future;
+
+/**
  * A memory pool: a fixed span of memory handing out power-of-two blocks, safe to use from many
  * threads at once. Reference-counted: td_pool_retain / td_pool_release.
  */
 typedef struct td_pool td_pool;
 
 /**
+ * A task scheduler: spawns tasks into a memory pool and runs them on an execution space
+ * instance. Reference-counted: td_scheduler_retain / td_scheduler_release.
+ */
+typedef struct td_scheduler td_scheduler;
+
+/**
  * An execution space instance. Reference-counted: td_space_retain / td_space_release. Only the
  * instance's control thread may dispatch to it.
  */
 typedef struct td_space td_space;
+
+/**
+ * A task context, passed to task functions: valid only during that call, on that thread.
+ */
+typedef struct td_task_ctx td_task_ctx;
 
 /**
  * A member of a thread team, passed to team callbacks. Not reference-counted: valid only for
@@ -561,6 +628,187 @@ typedef struct td_dev_pool {
 } td_dev_pool;
 
 /**
+ * Arguments of td_scheduler_create. Initialize with TD_SCHEDULER_ARGS_INIT, then set `pool`.
+ */
+typedef struct td_scheduler_args {
+  /**
+   * sizeof(td_scheduler_args) as the caller was compiled; set by TD_SCHEDULER_ARGS_INIT.
+   */
+  size_t struct_size;
+  /**
+   * Where tasks run: td_space_serial, td_space_threads or a sub-instance; NULL = the root
+   * Threads instance. The scheduler keeps a reference.
+   */
+  struct td_space *space;
+  /**
+   * The pool tasks and when_alls are allocated from. Required; the scheduler keeps a
+   * reference.
+   */
+  struct td_pool *pool;
+  /**
+   * Threads per team for team tasks: 0 = from the topology (hardware threads per core when
+   * the space uses them all, else 1); otherwise it must divide the space's thread count.
+   */
+  int team_size;
+  /**
+   * Bytes of team-shared scratch memory per team (td_team_scratch in team tasks).
+   */
+  size_t team_scratch_bytes;
+} td_scheduler_args;
+
+/**
+ * Statistics of a scheduler (td_scheduler_statistics). Initialize with TD_SCHEDULER_STATS_INIT.
+ */
+typedef struct td_scheduler_stats {
+  /**
+   * sizeof(td_scheduler_stats) as the caller was compiled; set by TD_SCHEDULER_STATS_INIT.
+   */
+  size_t struct_size;
+  /**
+   * Tasks spawned, from the host and from tasks.
+   */
+  uint64_t tasks_spawned;
+  /**
+   * Runs of task functions (a respawned task runs again; a team task counts once per run).
+   */
+  uint64_t task_executions;
+  /**
+   * Respawns honoured.
+   */
+  uint64_t tasks_respawned;
+  /**
+   * Tasks that completed.
+   */
+  uint64_t tasks_completed;
+  /**
+   * when_alls created (including internal ones that split very large when_alls).
+   */
+  uint64_t when_alls_created;
+  /**
+   * Spawns and when_alls refused because the pool was exhausted.
+   */
+  uint64_t allocation_failures;
+  /**
+   * Tasks a worker took from another worker.
+   */
+  uint64_t steals;
+  /**
+   * Tasks and when_alls whose memory is allocated now.
+   */
+  uint64_t alive;
+  /**
+   * The most tasks and when_alls alive at once: exact with one worker, within 256 per worker
+   * otherwise.
+   */
+  uint64_t peak_alive;
+  /**
+   * The most bytes of pool blocks they held at once (same accuracy).
+   */
+  uint64_t peak_bytes;
+  /**
+   * The pool's high-water mark in bytes (td_pool_stats.high_water_bytes: all users of the pool,
+   * within 16 largest blocks per thread).
+   */
+  uint64_t pool_high_water_bytes;
+  /**
+   * td_wait calls that ran.
+   */
+  uint64_t waits;
+} td_scheduler_stats;
+
+/**
+ * A scheduling priority, one of TD_PRIORITY_*.
+ */
+typedef int32_t td_priority;
+
+/**
+ * How a task is scheduled (000 §3.2.2 TaskSingle / TaskTeam). Initialize with
+ * TD_TASK_POLICY_INIT.
+ */
+typedef struct td_task_policy {
+  /**
+   * sizeof(td_task_policy) as the caller was compiled; set by TD_TASK_POLICY_INIT.
+   */
+  size_t struct_size;
+  /**
+   * The scheduler; may be NULL when `dependence` is given (its scheduler is used). In a task,
+   * NULL or the task's own scheduler.
+   */
+  struct td_scheduler *scheduler;
+  /**
+   * The task runs after this future's task or when_all completes; NULL for none. Borrowed:
+   * the caller keeps its reference.
+   */
+  struct td_future *dependence;
+  /**
+   * TD_PRIORITY_HIGH, TD_PRIORITY_REGULAR (default) or TD_PRIORITY_LOW.
+   */
+  td_priority priority;
+  /**
+   * Nonzero: a team task, called on every member of a thread team (000 §2.3.2).
+   */
+  int team;
+} td_task_policy;
+
+/**
+ * A task function: called with the task's context and its state (the blob copied at spawn).
+ */
+typedef void (*td_task_fn)(struct td_task_ctx *ctx, void *state);
+
+/**
+ * Called once with the task's state when the task completes, before its memory can be reused.
+ */
+typedef void (*td_task_destroy_fn)(void *state);
+
+/**
+ * Builds the task's state at `blob` from `source` (the closure's `state`) instead of a byte copy.
+ */
+typedef void (*td_task_init_fn)(void *blob, const void *source);
+
+/**
+ * What a task runs (DESIGN.md §3): a function and a state blob copied into the task. Initialize
+ * with TD_TASK_CLOSURE_INIT.
+ */
+typedef struct td_task_closure {
+  /**
+   * sizeof(td_task_closure) as the caller was compiled; set by TD_TASK_CLOSURE_INIT.
+   */
+  size_t struct_size;
+  /**
+   * The task function. Required.
+   */
+  td_task_fn function;
+  /**
+   * `state_size` bytes copied into the task at spawn (or the source `init` builds from); may
+   * be NULL when `state_size` is 0. The task's copy is 16-byte aligned.
+   */
+  const void *state;
+  /**
+   * Bytes of state.
+   */
+  size_t state_size;
+  /**
+   * Bytes of the task's result (td_task_result, td_future_get); 0 for none.
+   */
+  size_t result_size;
+  /**
+   * Called once with the task's state when it completes; NULL for none.
+   */
+  td_task_destroy_fn destroy;
+  /**
+   * Builds the state in the task from `state` (e.g. a C++ copy constructor); NULL to copy the
+   * bytes.
+   */
+  td_task_init_fn init;
+} td_task_closure;
+
+/**
+ * Generates the i-th dependence of td_when_all_generate: a future (borrowed: the caller keeps
+ * its reference until td_when_all_generate returns), or NULL for none.
+ */
+typedef struct td_future *(*td_future_generator)(int i, void *user);
+
+/**
  * One sub-instance asked of td_space_run_instances (003 `InstanceRequest`). Initialize with
  * TD_INSTANCE_REQUEST_INIT, then set num_threads.
  */
@@ -673,11 +921,6 @@ typedef struct td_slice {
    */
   int64_t end;
 } td_slice;
-
-/**
- * A scheduling priority, one of TD_PRIORITY_*.
- */
-typedef int32_t td_priority;
 
 /**
  * Host memory.
@@ -884,6 +1127,78 @@ const char *td_last_error_message(void);
  * Thread safety: per thread, any time.
  */
 enum td_status td_last_error(void);
+
+/**
+ * Adds a reference to `future` (shared ownership, 000 §3.2.1); release each with
+ * td_future_release.
+ *
+ * Thread safety: any thread while no td_wait runs on the future's scheduler, and its tasks while
+ * one does.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE (not a future, or released);
+ * TD_ERROR_INVALID_ARGUMENT (no reference left to add to: it was released as often as it was
+ * retained); TD_ERROR_BUSY (another thread, during td_wait).
+ */
+enum td_status td_future_retain(struct td_future *future);
+
+/**
+ * Releases one reference to `future`. When the last reference goes and the task is complete,
+ * its memory returns to the scheduler's pool (000 §2.3.1); an incomplete task still runs. NULL is
+ * a no-op.
+ *
+ * Releasing more often than retained is reported while the task is alive (TD_ERROR_INVALID_ARGUMENT)
+ * and after it was freed (TD_ERROR_INVALID_HANDLE), unless its memory was reused meanwhile by a
+ * task of the same generation (1 in 64).
+ *
+ * Thread safety: as td_future_retain. Returns TD_OK; TD_ERROR_INVALID_HANDLE;
+ * TD_ERROR_INVALID_ARGUMENT; TD_ERROR_BUSY.
+ */
+enum td_status td_future_release(struct td_future *future);
+
+/**
+ * Returns 1 if `future` is the null future (NULL), else 0 (000 §3.2.1 `is_null`).
+ *
+ * Thread safety: any thread, any time.
+ */
+int td_future_is_null(const struct td_future *future);
+
+/**
+ * Writes 1 to `*out` if the future's task (or when_all) is complete, else 0.
+ *
+ * Thread safety: any thread, any time, also during td_wait.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`future` or `out`); TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_future_is_ready(const struct td_future *future, int *out);
+
+/**
+ * Copies the result of the future's completed task to `out` (000 §3.2.1 `get`). `size` must be
+ * the task's result size (the closure's `result_size`).
+ *
+ * Thread safety: any thread, any time, also during td_wait.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`future`, or `out` with `size` > 0);
+ * TD_ERROR_INVALID_HANDLE; TD_ERROR_NOT_READY (the task is not complete: nothing is written);
+ * TD_ERROR_INVALID_ARGUMENT (`size` differs from the result size).
+ */
+enum td_status td_future_get(const struct td_future *future, void *out, size_t size);
+
+/**
+ * Writes to `*out` a pointer to the result bytes of the future's completed task, and their
+ * number to `*size` (if `size` is not NULL). A when_all has no result: NULL and 0.
+ *
+ * Ownership: the bytes belong to the task and stay valid while the caller holds a reference to
+ * the future.
+ * Thread safety: any thread, any time, also during td_wait.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_NOT_READY (nothing is
+ * written).
+ */
+enum td_status td_future_result(const struct td_future *future, const void **out, size_t *size);
+
+/**
+ * Writes to `*out` the result size, in bytes, of the future's task (0 for a when_all).
+ *
+ * Thread safety: any thread, any time. Returns TD_OK; TD_ERROR_NULL_ARGUMENT;
+ * TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_future_result_size(const struct td_future *future, size_t *out);
 
 /**
  * Returns the library's version as major * 10000 + minor * 100 + patch (compare with the
@@ -1171,6 +1486,128 @@ enum td_status td_pool_device_handle(const struct td_pool *pool, struct td_dev_p
 enum td_status td_pool_reset(struct td_pool *pool);
 
 /**
+ * Creates a scheduler that runs tasks on `args->space` and allocates them from `args->pool`.
+ *
+ * Ownership: on success `*out` holds a new scheduler with one reference, released with
+ * td_scheduler_release; the scheduler keeps references to the space and the pool. Futures may
+ * outlive the scheduler: its memory is freed when the last reference and the last future are
+ * gone. Tasks still waiting to run when the last reference goes never run: call td_wait first.
+ * Thread safety: any thread, after td_initialize.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args`, `args->pool`, `out`); TD_ERROR_STRUCT_SIZE;
+ * TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT (a team size that does not divide the
+ * space's threads, a pool whose largest block cannot hold a task); TD_ERROR_NOT_INITIALIZED;
+ * TD_ERROR_OUT_OF_MEMORY.
+ */
+enum td_status td_scheduler_create(const struct td_scheduler_args *args, struct td_scheduler **out);
+
+/**
+ * Adds a reference to `scheduler` (shared ownership, 000 §3.2.2).
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_scheduler_retain(struct td_scheduler *scheduler);
+
+/**
+ * Releases one reference to `scheduler`. NULL is a no-op. See td_scheduler_create for what
+ * happens to futures and tasks when the last reference goes.
+ *
+ * Thread safety: any thread, but not while a td_wait on this reference runs.
+ * Returns TD_OK; TD_ERROR_INVALID_HANDLE (wrong type or already released).
+ */
+enum td_status td_scheduler_release(struct td_scheduler *scheduler);
+
+/**
+ * Writes to `*out` the number of workers (threads) the scheduler runs tasks on.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_scheduler_concurrency(const struct td_scheduler *scheduler, size_t *out);
+
+/**
+ * Writes to `*out` the number of threads of the teams that run team tasks.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_scheduler_team_size(const struct td_scheduler *scheduler, size_t *out);
+
+/**
+ * Fills `*out` with the scheduler's statistics. Set `out->struct_size` first
+ * (TD_SCHEDULER_STATS_INIT); only that many bytes are written.
+ *
+ * Thread safety: any thread, while no td_wait runs on the scheduler.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_STRUCT_SIZE;
+ * TD_ERROR_BUSY (td_wait is running).
+ */
+enum td_status td_scheduler_statistics(const struct td_scheduler *scheduler,
+                                       struct td_scheduler_stats *out);
+
+/**
+ * Runs every spawned task to completion, including the tasks spawned by tasks, with the calling
+ * thread as one of the workers (000 §3.2.2 `wait`). Tasks do not run before td_wait.
+ *
+ * Thread safety: on the space's control thread (any thread for the Serial space); not from
+ * inside a task. While it runs, other threads get TD_ERROR_BUSY from spawns, when_alls and
+ * future retain/release of this scheduler.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_WRONG_THREAD (inside a
+ * task, or not the space's control thread); TD_ERROR_BUSY (another td_wait runs on this
+ * scheduler or its space); TD_ERROR_DEADLOCK (everything that could run has run, but tasks
+ * remain that wait on futures that can never complete; the message counts them, and each is
+ * reported once); TD_ERROR_INTERNAL.
+ */
+enum td_status td_wait(struct td_scheduler *scheduler);
+
+/**
+ * Spawns a task from host code (000 §3.2.2 `host_spawn`): allocates it from the scheduler's
+ * pool, copies the closure's state into it and schedules it with the policy. The scheduler is
+ * `policy->scheduler`, or the dependence's when that is NULL.
+ *
+ * Returns the task's future with one reference (release it with td_future_release), or NULL
+ * with td_last_error() set: TD_ERROR_POOL_EXHAUSTED (nothing else changes), TD_ERROR_NULL_ARGUMENT
+ * (`policy`, `closure`, `closure->function`, or both the scheduler and the dependence),
+ * TD_ERROR_STRUCT_SIZE, TD_ERROR_INVALID_HANDLE (a released or foreign dependence),
+ * TD_ERROR_INVALID_ARGUMENT (unknown priority, a dependence of another scheduler, state plus
+ * result too large for the pool's largest block), TD_ERROR_UNAVAILABLE (a team task on the
+ * Serial space), TD_ERROR_WRONG_THREAD (inside a task of this scheduler: use td_task_spawn),
+ * TD_ERROR_BUSY (td_wait is running).
+ *
+ * Thread safety: any thread while no td_wait runs on the scheduler.
+ */
+struct td_future *td_host_spawn(const struct td_task_policy *policy,
+                                const struct td_task_closure *closure);
+
+/**
+ * Returns a future that completes when all `count` futures in `futures` have (000 §3.2.2
+ * `when_all`); complete at once when they all are, or `count` is 0. The futures are borrowed.
+ * A when_all can be the dependence of a task or an element of another when_all.
+ *
+ * Returns the when_all's future with one reference, or NULL with td_last_error() set:
+ * TD_ERROR_NULL_ARGUMENT (`scheduler`, `futures` with `count` > 0, or a NULL element),
+ * TD_ERROR_INVALID_HANDLE (an element is released or no future), TD_ERROR_INVALID_ARGUMENT
+ * (`count` < 0, a future of another scheduler), TD_ERROR_POOL_EXHAUSTED, TD_ERROR_BUSY (another
+ * thread while td_wait runs).
+ *
+ * Thread safety: any thread while no td_wait runs on the scheduler; its tasks during one.
+ */
+struct td_future *td_when_all(struct td_scheduler *scheduler,
+                              struct td_future *const *futures,
+                              int count);
+
+/**
+ * Returns a future that completes when all futures `generator(i, user)` returns for
+ * 0 <= i < `count` have (000 §3.2.2 `when_all` with a dependence generator); NULL results are
+ * skipped. The generated futures are borrowed: keep them alive until this returns.
+ *
+ * Returns the when_all's future with one reference, or NULL with td_last_error() set as for
+ * td_when_all (TD_ERROR_NULL_ARGUMENT for a NULL `generator`).
+ *
+ * Thread safety: as td_when_all.
+ */
+struct td_future *td_when_all_generate(struct td_scheduler *scheduler,
+                                       int count,
+                                       td_future_generator generator,
+                                       void *user);
+
+/**
  * Returns a handle to the Serial space, which runs dispatches on the calling thread and may be
  * used from any thread.
  *
@@ -1299,6 +1736,72 @@ int32_t td_in_parallel(void);
  * before td_initialize.
  */
 const char *td_status_string(int status);
+
+/**
+ * Spawns a task from inside a running task (000 §3.2.2 `task_spawn`) on the running task's
+ * scheduler: allocates it, copies the closure's state and schedules it with the policy
+ * (`policy->scheduler` may be NULL). With one worker, the tasks that are ready run first, so
+ * that their memory is released before this one is allocated (002 §3.3.2). In a team task only
+ * one member may spawn (and respawn) per run.
+ *
+ * Returns the task's future with one reference (release it with td_future_release, typically
+ * in the spawning task's destroy callback), or NULL with td_last_error() set:
+ * TD_ERROR_POOL_EXHAUSTED (nothing else changes), TD_ERROR_NULL_ARGUMENT, TD_ERROR_STRUCT_SIZE,
+ * TD_ERROR_INVALID_HANDLE, TD_ERROR_INVALID_ARGUMENT (unknown priority, a dependence or
+ * scheduler that is not the task's, too large a state, a context used after its call),
+ * TD_ERROR_UNAVAILABLE (a team task on the Serial space), TD_ERROR_WRONG_THREAD (a context of
+ * another thread; a second team member spawning).
+ *
+ * Thread safety: the thread running the task.
+ */
+struct td_future *td_task_spawn(struct td_task_ctx *ctx,
+                                const struct td_task_policy *policy,
+                                const struct td_task_closure *closure);
+
+/**
+ * Asks that the running task run again after `dependence` completes (NULL: as soon as
+ * possible), at `priority` (000 §2.2.1, §3.2.2 `respawn`). The task keeps its state, so it can
+ * tell its runs apart; its result is kept too. `dependence` is borrowed (the scheduler holds its
+ * own reference until the task's next run ends). At most once per run; in a team task only one
+ * member may respawn (the one that spawned, if any); a respawn cannot turn a single task into a
+ * team task or back.
+ *
+ * Thread safety: the thread running the task.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`ctx`); TD_ERROR_INVALID_HANDLE (a released
+ * dependence); TD_ERROR_INVALID_ARGUMENT (a second respawn in this run, the task's own future,
+ * a dependence of another scheduler, unknown priority, a context used after its call);
+ * TD_ERROR_WRONG_THREAD (a context of another thread; a second team member).
+ */
+enum td_status td_task_respawn(struct td_task_ctx *ctx,
+                               const struct td_future *dependence,
+                               td_priority priority);
+
+/**
+ * Returns the running task's result bytes (the closure's `result_size` bytes, zero before the
+ * task writes them; shared by the members of a team task), or NULL when the task has no result
+ * (no error) or `ctx` is bad (error set).
+ *
+ * Ownership: the bytes belong to the task. Thread safety: the thread running the task.
+ */
+void *td_task_result(struct td_task_ctx *ctx);
+
+/**
+ * Returns the running task's team member (000 §2.3.2): for a team task this thread's member of
+ * the team; for a single task a team of one. Use it with the td_team_* functions. NULL (error
+ * set) when `ctx` is bad.
+ *
+ * Ownership: borrowed, valid during the task function's call. Thread safety: the thread running
+ * the task.
+ */
+struct td_team *td_task_team(struct td_task_ctx *ctx);
+
+/**
+ * Returns the scheduler that runs the task, for td_when_all (not a new reference: do not
+ * release it). NULL (error set) when `ctx` is bad.
+ *
+ * Thread safety: the thread running the task.
+ */
+struct td_scheduler *td_task_scheduler(struct td_task_ctx *ctx);
 
 /**
  * This member's rank in its team, 0 ≤ rank < size; -1 (and an error message) when `team` is
@@ -1745,3 +2248,11 @@ enum td_status td_view_realloc(struct td_view **view, const size_t *extents, siz
 #define TD_INDEX(i) { TD_SLICE_INDEX, (i), 0 }
 /** or the half-open range [b, e). */
 #define TD_RANGE(b, e) { TD_SLICE_RANGE, (b), (e) }
+/** Default td_scheduler_args: the root Threads instance, team size from the topology; set pool. */
+#define TD_SCHEDULER_ARGS_INIT { sizeof(td_scheduler_args), NULL, NULL, 0, 0 }
+/** A td_scheduler_stats ready for td_scheduler_statistics. */
+#define TD_SCHEDULER_STATS_INIT { sizeof(td_scheduler_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+/** Default td_task_policy: no scheduler or dependence yet, regular priority, single thread. */
+#define TD_TASK_POLICY_INIT { sizeof(td_task_policy), NULL, NULL, TD_PRIORITY_REGULAR, 0 }
+/** Default td_task_closure: set function, and state/state_size/result_size as needed. */
+#define TD_TASK_CLOSURE_INIT { sizeof(td_task_closure), NULL, NULL, 0, 0, NULL, NULL }

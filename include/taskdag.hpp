@@ -1524,4 +1524,410 @@ inline bool in_parallel() noexcept { return td_in_parallel() != 0; }
 
 }  // namespace taskdag
 
+// =============================================================================================
+// Task DAG (td_scheduler, td_future, td_task_ctx; 000 §3.2): taskdag::scheduler,
+// taskdag::future<T>, taskdag::task_context, and C++ callables (lambdas, functors) as tasks.
+//
+//   taskdag::runtime rt;
+//   taskdag::memory_pool pool(64 << 20);
+//   taskdag::scheduler sched(pool);                         // on all threads of the runtime
+//   auto f = sched.spawn(taskdag::task_single(), [](taskdag::task_context&) -> long { return 42; });
+//   sched.wait();
+//   long x = f.get();
+//
+// A callable task is copied (or moved) into the task's memory in the scheduler's pool and
+// destroyed when the task completes (002 §2.2.5), so futures it holds are released then. It is
+// called as `R operator()(taskdag::task_context&)`; a non-void R is the task's result (trivially
+// copyable; the value of the last run counts when the task respawns). Exceptions cannot cross
+// the task boundary: a task that throws terminates the program.
+// =============================================================================================
+#include <array>
+#include <cstring>
+#include <initializer_list>
+#include <new>
+#include <thread>
+#include <vector>
+
+namespace taskdag {
+
+/// Task priorities (000 §3.2.2 TaskPriority): ready High tasks run before Regular, Regular
+/// before Low.
+enum class priority : td_priority {
+  high = TD_PRIORITY_HIGH,
+  regular = TD_PRIORITY_REGULAR,
+  low = TD_PRIORITY_LOW,
+};
+
+/// A reference to a task or when_all of any result type (the `void` future of Kokkos):
+/// completion, dependences, when_all. Copying retains (shared ownership, 000 §3.2.1), destruction
+/// releases. A default-constructed future is the null future.
+///
+/// Thread safety: copies and destruction may run on any thread while no wait runs on the
+/// scheduler, and in its tasks while one does; a destructor on another thread during a wait
+/// waits for the wait to end (the C API reports TD_ERROR_BUSY there).
+class future_base {
+public:
+  future_base() noexcept = default;
+
+  future_base(const future_base& other) : f_(other.f_) {
+    if (f_ != nullptr) check(td_future_retain(f_));
+  }
+
+  future_base(future_base&& other) noexcept : f_(std::exchange(other.f_, nullptr)) {}
+
+  future_base& operator=(const future_base& other) {
+    if (this != &other) {
+      future_base copy(other);
+      std::swap(f_, copy.f_);
+    }
+    return *this;
+  }
+
+  future_base& operator=(future_base&& other) noexcept {
+    if (this != &other) {
+      release();
+      f_ = std::exchange(other.f_, nullptr);
+    }
+    return *this;
+  }
+
+  ~future_base() { release(); }
+
+  /// True for the null future (000 §3.2.1 is_null).
+  bool is_null() const noexcept { return f_ == nullptr; }
+
+  /// True when the task (or when_all) completed. Throws taskdag::error for the null future.
+  bool is_ready() const {
+    int ready = 0;
+    check(td_future_is_ready(f_, &ready));
+    return ready != 0;
+  }
+
+  /// The C handle, still owned by this object (for C calls; do not release it).
+  td_future* get_handle() const noexcept { return f_; }
+
+  /// Gives up ownership: returns the C handle, whose reference the caller must release with
+  /// td_future_release, and leaves this object null.
+  td_future* detach() noexcept { return std::exchange(f_, nullptr); }
+
+protected:
+  explicit future_base(td_future* f) noexcept : f_(f) {}
+
+  void release() noexcept {
+    if (f_ == nullptr) return;
+    // Another thread may release only after the scheduler's wait returns.
+    while (td_future_release(f_) == TD_ERROR_BUSY) std::this_thread::yield();
+    f_ = nullptr;
+  }
+
+  td_future* f_ = nullptr;
+};
+
+/// A future whose task has a result of type T (void: no result).
+template <class T = void>
+class future : public future_base {
+  static_assert(std::is_void<T>::value || std::is_trivially_copyable<T>::value,
+                "task results are copied as bytes: use a trivially copyable type");
+
+public:
+  future() noexcept = default;
+
+  /// Takes over one reference the caller owns (from td_host_spawn, td_task_spawn, td_when_all or
+  /// td_future_retain). `f` may be NULL.
+  static future adopt(td_future* f) noexcept { return future(f); }
+
+  /// The result of the completed task (000 §3.2.1 get). Throws taskdag::error:
+  /// TD_ERROR_NOT_READY before completion, TD_ERROR_NULL_ARGUMENT for the null future.
+  T get() const {
+    T value;
+    check(td_future_get(f_, &value, sizeof value));
+    return value;
+  }
+
+private:
+  explicit future(td_future* f) noexcept : future_base(f) {}
+};
+
+template <>
+class future<void> : public future_base {
+public:
+  future() noexcept = default;
+
+  /// Any future converts to a void future of the same task (a new reference).
+  template <class U>
+  future(const future<U>& other) : future_base(other) {}  // NOLINT: implicit like Kokkos
+
+  static future adopt(td_future* f) noexcept { return future(f); }
+
+  /// Throws taskdag::error (TD_ERROR_NOT_READY) unless the task or when_all is complete.
+  void get() const {
+    if (!is_ready()) throw error(TD_ERROR_NOT_READY, "taskdag::future<void>::get: not complete");
+  }
+
+private:
+  explicit future(td_future* f) noexcept : future_base(f) {}
+};
+
+/// How a task is scheduled (000 §3.2.2 TaskSingle / TaskTeam): priority, single thread or team,
+/// and optionally after a future (borrowed: keep the future alive until the spawn returns).
+class task_policy {
+public:
+  explicit task_policy(priority p = priority::regular, bool team = false) noexcept
+      : priority_(p), team_(team) {}
+
+  /// The task runs after `dependence` completes.
+  task_policy& after(const future_base& dependence) noexcept {
+    dependence_ = dependence.get_handle();
+    return *this;
+  }
+
+  td_task_policy c_policy(td_scheduler* scheduler) const noexcept {
+    td_task_policy p = TD_TASK_POLICY_INIT;
+    p.scheduler = scheduler;
+    p.dependence = dependence_;
+    p.priority = static_cast<td_priority>(priority_);
+    p.team = team_ ? 1 : 0;
+    return p;
+  }
+
+private:
+  priority priority_;
+  bool team_;
+  td_future* dependence_ = nullptr;
+};
+
+/// A task on one thread (000 TaskSingle).
+inline task_policy task_single(priority p = priority::regular) { return task_policy(p, false); }
+
+/// A task called on every member of a thread team (000 TaskTeam, §2.3.2).
+inline task_policy task_team(priority p = priority::regular) { return task_policy(p, true); }
+
+class task_context;
+
+namespace detail {
+
+template <class F>
+using task_result_t = std::invoke_result_t<F&, task_context&>;
+
+// The trampoline the scheduler calls: runs the callable stored in the task's state and writes
+// its result. noexcept: an exception cannot unwind through the scheduler.
+template <class F>
+void call_task(td_task_ctx* ctx, void* state) noexcept;
+
+template <class F>
+void destroy_task(void* state) noexcept {
+  static_cast<F*>(state)->~F();
+}
+
+template <class F>
+void move_into_task(void* blob, const void* source) noexcept {
+  new (blob) F(std::move(*const_cast<F*>(static_cast<const F*>(source))));
+}
+
+// Spawns `f` from the host (ctx == nullptr) or from a task, returning its future or throwing.
+template <class F>
+future<task_result_t<std::decay_t<F>>> spawn(td_task_ctx* ctx, td_scheduler* scheduler,
+                                             const task_policy& policy, F&& f) {
+  using Fn = std::decay_t<F>;
+  using R = task_result_t<Fn>;
+  static_assert(alignof(Fn) <= TD_TASK_STATE_ALIGN,
+                "a task's state is 16-byte aligned; over-aligned callables are not supported");
+  Fn local(std::forward<F>(f));
+  td_task_policy p = policy.c_policy(scheduler);
+  td_task_closure c = TD_TASK_CLOSURE_INIT;
+  c.function = &call_task<Fn>;
+  c.state = &local;
+  c.state_size = sizeof(Fn);
+  c.result_size = std::is_void<R>::value ? 0 : sizeof(std::conditional_t<std::is_void<R>::value, char, R>);
+  c.destroy = std::is_trivially_destructible<Fn>::value ? nullptr : &destroy_task<Fn>;
+  c.init = &move_into_task<Fn>;
+  td_future* handle = ctx == nullptr ? td_host_spawn(&p, &c) : td_task_spawn(ctx, &p, &c);
+  if (handle == nullptr) throw error(td_last_error(), td_last_error_message());
+  return future<R>::adopt(handle);
+}
+
+template <class... Futures>
+future<void> when_all(td_scheduler* scheduler, const Futures&... futures) {
+  std::array<td_future*, sizeof...(Futures)> handles{{futures.get_handle()...}};
+  td_future* all = td_when_all(scheduler, handles.data(), static_cast<int>(handles.size()));
+  if (all == nullptr) throw error(td_last_error(), td_last_error_message());
+  return future<void>::adopt(all);
+}
+
+template <class T>
+future<void> when_all(td_scheduler* scheduler, const std::vector<future<T>>& futures) {
+  std::vector<td_future*> handles;
+  handles.reserve(futures.size());
+  for (const auto& f : futures) handles.push_back(f.get_handle());
+  td_future* all = td_when_all(scheduler, handles.data(), static_cast<int>(handles.size()));
+  if (all == nullptr) throw error(td_last_error(), td_last_error_message());
+  return future<void>::adopt(all);
+}
+
+}  // namespace detail
+
+/// What a running task sees (000 §3.2.3 member_type): its team, spawn, respawn and when_all.
+/// Valid only during the call of the task, on its thread. Calls throw taskdag::error.
+class task_context {
+public:
+  explicit task_context(td_task_ctx* ctx) noexcept : ctx_(ctx) {}
+
+  /// Spawns a task from this task (000 task_spawn); see taskdag::scheduler::spawn.
+  template <class F>
+  future<detail::task_result_t<std::decay_t<F>>> spawn(const task_policy& policy, F&& f) {
+    return detail::spawn(ctx_, nullptr, policy, std::forward<F>(f));
+  }
+
+  /// Runs this task again after `dependence` completes, at `p` (000 §2.2.1 respawn); at most
+  /// once per run. The callable keeps its state between runs.
+  void respawn(const future_base& dependence, priority p = priority::regular) {
+    check(td_task_respawn(ctx_, dependence.get_handle(), static_cast<td_priority>(p)));
+  }
+
+  /// Runs this task again as soon as possible, at `p`.
+  void respawn(priority p = priority::regular) {
+    check(td_task_respawn(ctx_, nullptr, static_cast<td_priority>(p)));
+  }
+
+  /// A future that completes when all `futures` have (000 when_all).
+  template <class... Futures>
+  future<void> when_all(const Futures&... futures) {
+    return detail::when_all(scheduler_handle(), futures...);
+  }
+
+  template <class T>
+  future<void> when_all(const std::vector<future<T>>& futures) {
+    return detail::when_all(scheduler_handle(), futures);
+  }
+
+  /// This thread's member of the task's team (a team of one for a single task).
+  td_team* team() const { return checked(td_task_team(ctx_)); }
+  std::int64_t team_rank() const { return td_team_rank(team()); }
+  std::int64_t team_size() const { return td_team_size(team()); }
+  void team_barrier() const { check(td_team_barrier(team())); }
+
+  /// The scheduler running the task (borrowed C handle).
+  td_scheduler* scheduler_handle() const { return checked(td_task_scheduler(ctx_)); }
+
+  /// The C context.
+  td_task_ctx* get() const noexcept { return ctx_; }
+
+private:
+  template <class P>
+  static P* checked(P* p) {
+    if (p == nullptr) throw error(td_last_error(), td_last_error_message());
+    return p;
+  }
+
+  td_task_ctx* ctx_;
+};
+
+namespace detail {
+
+template <class F>
+void call_task(td_task_ctx* ctx, void* state) noexcept {
+  F& f = *static_cast<F*>(state);
+  task_context context(ctx);
+  using R = task_result_t<F>;
+  if constexpr (std::is_void<R>::value) {
+    f(context);
+  } else {
+    R value = f(context);
+    std::memcpy(td_task_result(ctx), &value, sizeof value);
+  }
+}
+
+}  // namespace detail
+
+/// A task scheduler (td_scheduler; 000 §3.2.2): spawns tasks into a memory pool and runs them
+/// on an execution space instance. Move-only owner of one reference; share() makes another.
+class scheduler {
+public:
+  /// A scheduler on `space` (NULL: the root Threads instance of the runtime), allocating tasks
+  /// from `pool`; `team_size` 0 = from the topology. Throws taskdag::error.
+  explicit scheduler(const memory_pool& pool, td_space* space = nullptr, int team_size = 0,
+                     std::size_t team_scratch_bytes = 0) {
+    td_scheduler_args args = TD_SCHEDULER_ARGS_INIT;
+    args.space = space;
+    args.pool = pool.get();
+    args.team_size = team_size;
+    args.team_scratch_bytes = team_scratch_bytes;
+    check(td_scheduler_create(&args, &s_));
+  }
+
+  /// Takes over one reference the caller owns.
+  static scheduler adopt(td_scheduler* s) noexcept { return scheduler(s); }
+
+  scheduler(scheduler&& other) noexcept : s_(std::exchange(other.s_, nullptr)) {}
+  scheduler& operator=(scheduler&& other) noexcept {
+    if (this != &other) {
+      td_scheduler_release(s_);
+      s_ = std::exchange(other.s_, nullptr);
+    }
+    return *this;
+  }
+  scheduler(const scheduler&) = delete;
+  scheduler& operator=(const scheduler&) = delete;
+  ~scheduler() { td_scheduler_release(s_); }
+
+  /// Another owner of the same scheduler (td_scheduler_retain).
+  scheduler share() const {
+    check(td_scheduler_retain(s_));
+    return scheduler(s_);
+  }
+
+  /// Spawns `f` from host code (000 host_spawn) with `policy`; it runs at the next wait.
+  /// Returns its future. Throws taskdag::error: TD_ERROR_POOL_EXHAUSTED (nothing else
+  /// changes), TD_ERROR_INVALID_ARGUMENT, TD_ERROR_BUSY (a wait runs), ...
+  template <class F>
+  future<detail::task_result_t<std::decay_t<F>>> spawn(const task_policy& policy, F&& f) {
+    return detail::spawn(nullptr, s_, policy, std::forward<F>(f));
+  }
+
+  /// A future that completes when all `futures` have (000 when_all).
+  template <class... Futures>
+  future<void> when_all(const Futures&... futures) {
+    return detail::when_all(s_, futures...);
+  }
+
+  template <class T>
+  future<void> when_all(const std::vector<future<T>>& futures) {
+    return detail::when_all(s_, futures);
+  }
+
+  /// Runs every spawned task to completion (000 wait). Throws taskdag::error:
+  /// TD_ERROR_DEADLOCK (tasks wait on futures that can never complete), TD_ERROR_WRONG_THREAD
+  /// (inside a task, or not the space's control thread), TD_ERROR_BUSY.
+  void wait() { check(td_wait(s_)); }
+
+  /// Statistics (td_scheduler_statistics); not while a wait runs.
+  td_scheduler_stats statistics() const {
+    td_scheduler_stats stats = TD_SCHEDULER_STATS_INIT;
+    check(td_scheduler_statistics(s_, &stats));
+    return stats;
+  }
+
+  std::size_t concurrency() const {
+    std::size_t n = 0;
+    check(td_scheduler_concurrency(s_, &n));
+    return n;
+  }
+
+  std::size_t team_size() const {
+    std::size_t n = 0;
+    check(td_scheduler_team_size(s_, &n));
+    return n;
+  }
+
+  /// The C handle, still owned by this object.
+  td_scheduler* get() const noexcept { return s_; }
+
+private:
+  explicit scheduler(td_scheduler* s) noexcept : s_(s) {}
+
+  td_scheduler* s_ = nullptr;
+};
+
+}  // namespace taskdag
+
 #endif  // TASKDAG_HPP

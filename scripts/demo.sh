@@ -6,3 +6,6 @@ scripts/ensure-deps.sh
 cmake -S . -B build/demo -DCMAKE_BUILD_TYPE=Release -DTASKDAG_BUILD_TESTS=OFF >/dev/null
 cmake --build build/demo -j "$(nproc)" --target showcase
 ./build/demo/c-examples/showcase
+# The task DAG: Fibonacci with one task per call (000 Fig. 3.4): result, tasks, time, memory.
+cmake --build build/demo -j "$(nproc)" --target fib_task_c
+./build/demo/c-examples/fib_task_c

@@ -32,6 +32,7 @@ cargo test
 step "loom model checks"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test loom_pool
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --lib exec::loom
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test loom_task
 
 step "CMake build and ctest"
 cmake -S . -B build/test -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -40,5 +41,8 @@ ctest --test-dir build/test --output-on-failure -j "$jobs"
 
 step "benchmark smoke test (quick mode; timings are not checked, results are)"
 python3 bench/run.py --quick --no-write
+
+step "task DAG stress in release mode (fib(27) x 100 at 2 and 8 workers, random DAGs)"
+cargo test --release --test task_stress
 
 step "all tests passed"

@@ -32,37 +32,43 @@ pub enum ErrorKind {
     NotReady,
 }
 
-/// A failure of a core operation.
+/// A failure of a core operation. Boxed, so that `Result<T, Error>` stays two words and hot
+/// paths return it in registers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Inner {
     kind: ErrorKind,
     message: String,
 }
 
 impl Error {
+    #[cold]
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error {
+        Error(Box::new(Inner {
             kind,
             message: message.into(),
-        }
+        }))
     }
 
+    #[cold]
     pub fn invalid_argument(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidArgument, message)
     }
 
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
     }
 
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
 

@@ -13,6 +13,7 @@ pub mod pool;
 pub mod priority;
 pub mod runtime;
 mod sync;
+pub mod task;
 pub mod topology;
 pub mod view;
 

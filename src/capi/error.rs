@@ -6,20 +6,32 @@ use crate::error::Error;
 use std::cell::RefCell;
 use std::ffi::{c_char, CString};
 
-/// A failure on its way out through the C boundary.
+/// A failure on its way out through the C boundary. Boxed, so that `CResult<T>` stays two words
+/// and hot entry points return it in registers.
 #[derive(Debug)]
-pub(crate) struct CError {
+pub(crate) struct CError(Box<CErrorInner>);
+
+#[derive(Debug)]
+pub(crate) struct CErrorInner {
     pub status: td_status,
     pub message: String,
+}
+
+impl std::ops::Deref for CError {
+    type Target = CErrorInner;
+
+    fn deref(&self) -> &CErrorInner {
+        &self.0
+    }
 }
 
 impl CError {
     #[cold]
     pub fn new(status: td_status, message: impl Into<String>) -> Self {
-        CError {
+        CError(Box::new(CErrorInner {
             status,
             message: message.into(),
-        }
+        }))
     }
 
     #[cold]

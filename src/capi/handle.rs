@@ -32,6 +32,10 @@ const KNOWN_TAGS: &[(u64, &str)] = &[
     (super::pool::td_pool::TAG, super::pool::td_pool::NAME),
     (super::space::td_space::TAG, super::space::td_space::NAME),
     (super::view::td_view::TAG, super::view::td_view::NAME),
+    (
+        super::scheduler::td_scheduler::TAG,
+        super::scheduler::td_scheduler::NAME,
+    ),
 ];
 
 pub(crate) struct Slot {
@@ -113,6 +117,19 @@ pub(crate) unsafe fn object<'a, H: Handle>(ptr: *const H, name: &str) -> CResult
     let slot = slot(ptr, name)?;
     // Relaxed: ordered after the tag's Acquire load above.
     Ok(&*(slot.object.load(Ordering::Relaxed) as *const H::Object))
+}
+
+/// A new `Arc` of the object behind a live handle, for owners that outlive the call (a scheduler
+/// keeps its pool).
+///
+/// # Safety
+/// As for `object`.
+pub(crate) unsafe fn object_arc<H: Handle>(ptr: *const H, name: &str) -> CResult<Arc<H::Object>> {
+    let object: *const H::Object = object::<H>(ptr, name)?;
+    // SAFETY: the slot's object pointer came from `Arc::into_raw` in `new_handle`, and the
+    // caller's reference keeps that Arc alive while the count is raised.
+    Arc::increment_strong_count(object);
+    Ok(Arc::from_raw(object))
 }
 
 /// Adds a reference to a handle.

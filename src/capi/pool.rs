@@ -19,7 +19,8 @@ use std::sync::Arc;
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum PoolObject {
-    Host(MemoryPool),
+    /// Shared with the schedulers that allocate their tasks from it.
+    Host(Arc<MemoryPool>),
     #[cfg(feature = "cuda")]
     Cuda(crate::cuda::DevicePool),
 }
@@ -27,16 +28,23 @@ pub(crate) enum PoolObject {
 impl PoolObject {
     fn create(space: MemorySpace, config: &PoolConfig) -> CResult<PoolObject> {
         match space {
-            MemorySpace::Host => Ok(PoolObject::Host(MemoryPool::new(config)?)),
+            MemorySpace::Host => Ok(PoolObject::Host(Arc::new(MemoryPool::new(config)?))),
             #[cfg(feature = "cuda")]
             MemorySpace::Cuda => crate::cuda::DevicePool::new(config)
                 .map(PoolObject::Cuda)
                 .map_err(|e| {
-                    let mut e = CError::from(e);
+                    let e = CError::from(e);
                     if e.status == td_status::TD_ERROR_UNAVAILABLE {
-                        e.message += "; TD_SPACE_CUDA pools need a GPU: use TD_SPACE_HOST here";
+                        CError::new(
+                            e.status,
+                            format!(
+                                "{}; TD_SPACE_CUDA pools need a GPU: use TD_SPACE_HOST here",
+                                e.message
+                            ),
+                        )
+                    } else {
+                        e
                     }
-                    e
                 }),
             #[cfg(not(feature = "cuda"))]
             MemorySpace::Cuda => Err(CError::new(
@@ -68,8 +76,18 @@ impl PoolObject {
         }
     }
 
+    /// The host pool as a shared reference, for objects that allocate from it as long as they
+    /// live (schedulers); an error for `function` for a device pool.
+    pub(crate) fn host_shared(&self, function: &str) -> CResult<Arc<MemoryPool>> {
+        self.host_arc(function).map(Arc::clone)
+    }
+
     /// The host pool, or an error for `function` saying that device pools are used from kernels.
     fn host(&self, function: &str) -> CResult<&MemoryPool> {
+        self.host_arc(function).map(|pool| &**pool)
+    }
+
+    fn host_arc(&self, function: &str) -> CResult<&Arc<MemoryPool>> {
         match self {
             PoolObject::Host(pool) => Ok(pool),
             #[cfg(feature = "cuda")]

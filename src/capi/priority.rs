@@ -14,8 +14,15 @@ pub const TD_PRIORITY_REGULAR: td_priority = 1;
 /// Runs only when no High or Regular work is ready.
 pub const TD_PRIORITY_LOW: td_priority = 2;
 
-#[allow(dead_code)] // TEMP: users land with the task and work DAGs
+#[inline]
 pub(crate) fn priority_arg(value: td_priority, name: &str) -> CResult<Priority> {
+    // The values are the priorities' indices; the table below only builds the message.
+    if let Some(&priority) = usize::try_from(value)
+        .ok()
+        .and_then(|i| Priority::ALL.get(i))
+    {
+        return Ok(priority);
+    }
     enum_arg(
         value,
         name,

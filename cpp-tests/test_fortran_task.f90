@@ -1,0 +1,129 @@
+!> Checks of the Fortran task-DAG layer: spawning a bind(c) task with bind(c) state from the
+!> host and from a task, futures with shared ownership, when_all, respawn, statistics, and
+!> failures reported through `stat`.
+module fortran_task_checks
+  use, intrinsic :: iso_c_binding
+  use taskdag
+  implicit none
+
+  type, bind(c) :: add_state
+    integer(c_int64_t) :: a = 0, b = 0
+    integer(c_int64_t) :: runs = 0
+    type(c_ptr) :: child = c_null_ptr
+  end type add_state
+
+contains
+
+  !> First run: spawns a child computing b*2 and respawns after it; second run: a + child.
+  recursive subroutine add_task(ctx, state) bind(c)
+    type(c_ptr), value :: ctx, state
+    type(add_state), pointer :: s
+    type(add_state), target :: child_state
+    integer(c_int64_t), pointer :: result
+    type(c_funptr) :: double_it
+
+    call c_f_pointer(state, s)
+    call c_f_pointer(td_task_result(ctx), result)
+    s%runs = s%runs + 1
+    if (s%runs == 1) then
+      double_it = c_funloc(double_task)
+      child_state%a = s%b
+      s%child = taskdag_task_spawn(ctx, double_it, c_loc(child_state), c_sizeof(child_state), &
+                                   8_c_size_t, TD_PRIORITY_HIGH)
+      call taskdag_task_respawn(ctx, s%child, TD_PRIORITY_LOW)
+    else
+      result = s%a + taskdag_future_int64(s%child)
+    end if
+  end subroutine add_task
+
+  subroutine double_task(ctx, state) bind(c)
+    type(c_ptr), value :: ctx, state
+    type(add_state), pointer :: s
+    integer(c_int64_t), pointer :: result
+
+    call c_f_pointer(state, s)
+    call c_f_pointer(td_task_result(ctx), result)
+    result = 2 * s%a
+  end subroutine double_task
+
+  subroutine release_child(state) bind(c)
+    type(c_ptr), value :: state
+    type(add_state), pointer :: s
+
+    call c_f_pointer(state, s)
+    call taskdag_future_release(s%child)
+  end subroutine release_child
+
+end module fortran_task_checks
+
+program test_fortran_task
+  use, intrinsic :: iso_c_binding
+  use taskdag
+  use fortran_task_checks
+  implicit none
+
+  type(taskdag_pool) :: pool
+  type(taskdag_scheduler) :: sched
+  type(taskdag_future) :: f, g, none
+  type(add_state), target :: state
+  type(td_scheduler_stats) :: stats
+  type(c_funptr) :: task, destroy
+  integer :: stat, failures
+
+  failures = 0
+  task = c_funloc(add_task)
+  destroy = c_funloc(release_child)
+  call taskdag_initialize()
+  call pool%create(1048576)
+  call sched%create(pool)
+
+  state%a = 1
+  state%b = 20
+  call sched%spawn(f, task, c_loc(state), c_sizeof(state), 8_c_size_t, destroy=destroy)
+  g = f  ! a second reference
+  call check(.not. f%is_ready(), 'a task does not run before wait')
+  call sched%wait()
+  call check(f%is_ready() .and. g%is_ready(), 'complete after wait')
+  call check(f%get_int64() == 41, 'result of the respawned task: 1 + 2*20')
+  stats = sched%statistics()
+  call check(stats%tasks_spawned == 2 .and. stats%tasks_respawned == 1, 'statistics')
+  call check(stats%alive == 1, 'one task alive while its futures are held')
+  call f%release()
+  call check(g%get_int64() == 41, 'the other reference still reads the result')
+  call g%release()
+  stats = sched%statistics()
+  call check(stats%alive == 0, 'released futures free their task')
+
+  ! A spawn after a dependence, and failures through stat.
+  task = c_funloc(double_task)
+  call sched%spawn(f, task, c_loc(state), c_sizeof(state), 8_c_size_t)
+  call sched%spawn(g, task, c_loc(state), c_sizeof(state), 8_c_size_t, after=f)
+  call sched%spawn(none, task, c_loc(state), c_sizeof(state), 8_c_size_t, &
+                   priority=7_c_int32_t, stat=stat)
+  call check(stat == TD_ERROR_INVALID_ARGUMENT, 'unknown priority: '//taskdag_status_name(stat))
+  call check(none%is_null(), 'a failed spawn gives the null future')
+  call check(f%get_int64(stat=stat) == 0 .and. stat == TD_ERROR_NOT_READY, 'get before wait')
+  call sched%wait()
+  call check(g%get_int64() == 2, 'dependent task ran')
+  call f%release()
+  call g%release()
+
+  call sched%release()
+  call pool%release()
+  call taskdag_finalize()
+  if (failures > 0) error stop 'fortran task: checks failed'
+  print '(a)', 'fortran task: all checks passed'
+
+contains
+
+  subroutine check(condition, what)
+    logical, intent(in) :: condition
+    character(len=*), intent(in) :: what
+
+    if (.not. condition) then
+      print '(2a)', 'FAILED: ', what
+      failures = failures + 1
+    end if
+  end subroutine check
+
+end program test_fortran_task

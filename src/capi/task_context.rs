@@ -1,0 +1,154 @@
+//! `td_task_ctx`: what a running task function can do through its context (000 §3.2.2–3.2.3):
+//! spawn from the task, respawn, write its result, reach its team and its scheduler.
+//!
+//! A context is borrowed: it is valid only during the call of the task function that received
+//! it, on that thread. A context used after its call, or from another thread, is reported
+//! (TD_ERROR_INVALID_ARGUMENT, TD_ERROR_WRONG_THREAD) as long as its stack memory was not reused.
+
+use super::boundary::{call, call_or, null_argument};
+use super::error::CResult;
+use super::future::{future_arg, future_or_null, td_future};
+use super::priority::{priority_arg, td_priority};
+use super::scheduler::{scheduler_arg, td_scheduler};
+use super::status::td_status;
+use super::task_closure::{closure_arg, policy_arg, td_task_closure, td_task_ctx, td_task_policy};
+use super::team::{td_team, team_ptr};
+use crate::task::raw::{self, RawPolicy};
+use crate::task::TaskContext;
+use std::ffi::c_void;
+
+/// The running task's context behind `ctx`, checked.
+///
+/// # Safety
+/// `ctx` is NULL or points to readable memory.
+#[inline(always)]
+unsafe fn context<'a>(ctx: *mut td_task_ctx, what: &str) -> CResult<&'a TaskContext<'a>> {
+    if ctx.is_null() {
+        return Err(null_argument("ctx"));
+    }
+    Ok(TaskContext::check(ctx as *const TaskContext<'a>, what)?)
+}
+
+/// Spawns a task from inside a running task (000 §3.2.2 `task_spawn`) on the running task's
+/// scheduler: allocates it, copies the closure's state and schedules it with the policy
+/// (`policy->scheduler` may be NULL). With one worker, the tasks that are ready run first, so
+/// that their memory is released before this one is allocated (002 §3.3.2). In a team task only
+/// one member may spawn (and respawn) per run.
+///
+/// Returns the task's future with one reference (release it with td_future_release, typically
+/// in the spawning task's destroy callback), or NULL with td_last_error() set:
+/// TD_ERROR_POOL_EXHAUSTED (nothing else changes), TD_ERROR_NULL_ARGUMENT, TD_ERROR_STRUCT_SIZE,
+/// TD_ERROR_INVALID_HANDLE, TD_ERROR_INVALID_ARGUMENT (unknown priority, a dependence or
+/// scheduler that is not the task's, too large a state, a context used after its call),
+/// TD_ERROR_UNAVAILABLE (a team task on the Serial space), TD_ERROR_WRONG_THREAD (a context of
+/// another thread; a second team member spawning).
+///
+/// Thread safety: the thread running the task.
+#[no_mangle]
+pub unsafe extern "C" fn td_task_spawn(
+    ctx: *mut td_task_ctx,
+    policy: *const td_task_policy,
+    closure: *const td_task_closure,
+) -> *mut td_future {
+    future_or_null("td_task_spawn", || {
+        let c = context(ctx, "td_task_spawn")?;
+        let p = policy_arg(policy)?;
+        let cl = closure_arg(closure)?;
+        let shared = c.shared();
+        if !p.scheduler.is_null()
+            && !std::ptr::eq(
+                scheduler_arg(p.scheduler, "policy->scheduler")?.shared(),
+                shared,
+            )
+        {
+            return Err(raw::other_scheduler("`policy->scheduler`").into());
+        }
+        if let Some(d) = p.dependence {
+            raw::check_scheduler(d, shared, "`policy->dependence`")?;
+        }
+        let raw_policy = RawPolicy {
+            dependence: p.dependence,
+            priority: p.priority,
+            team: p.team,
+        };
+        Ok(c.spawn_raw(&raw_policy, &cl, "td_task_spawn")?)
+    })
+}
+
+/// Asks that the running task run again after `dependence` completes (NULL: as soon as
+/// possible), at `priority` (000 §2.2.1, §3.2.2 `respawn`). The task keeps its state, so it can
+/// tell its runs apart; its result is kept too. `dependence` is borrowed (the scheduler holds its
+/// own reference until the task's next run ends). At most once per run; in a team task only one
+/// member may respawn (the one that spawned, if any); a respawn cannot turn a single task into a
+/// team task or back.
+///
+/// Thread safety: the thread running the task.
+/// Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`ctx`); TD_ERROR_INVALID_HANDLE (a released
+/// dependence); TD_ERROR_INVALID_ARGUMENT (a second respawn in this run, the task's own future,
+/// a dependence of another scheduler, unknown priority, a context used after its call);
+/// TD_ERROR_WRONG_THREAD (a context of another thread; a second team member).
+#[no_mangle]
+pub unsafe extern "C" fn td_task_respawn(
+    ctx: *mut td_task_ctx,
+    dependence: *const td_future,
+    priority: td_priority,
+) -> td_status {
+    call("td_task_respawn", || {
+        let c = context(ctx, "td_task_respawn")?;
+        let priority = priority_arg(priority, "priority")?;
+        let dep = if dependence.is_null() {
+            None
+        } else {
+            let d = future_arg(dependence, "dependence")?;
+            raw::check_scheduler(d, c.shared(), "`dependence`")?;
+            Some(d)
+        };
+        Ok(c.respawn_raw(dep, priority, "td_task_respawn")?)
+    })
+}
+
+/// Returns the running task's result bytes (the closure's `result_size` bytes, zero before the
+/// task writes them; shared by the members of a team task), or NULL when the task has no result
+/// (no error) or `ctx` is bad (error set).
+///
+/// Ownership: the bytes belong to the task. Thread safety: the thread running the task.
+#[no_mangle]
+pub unsafe extern "C" fn td_task_result(ctx: *mut td_task_ctx) -> *mut c_void {
+    call_or("td_task_result", || {
+        let c = context(ctx, "td_task_result")?;
+        Ok(if c.result_size() == 0 {
+            std::ptr::null_mut()
+        } else {
+            c.result_ptr().cast()
+        })
+    })
+    .unwrap_or(std::ptr::null_mut())
+}
+
+/// Returns the running task's team member (000 §2.3.2): for a team task this thread's member of
+/// the team; for a single task a team of one. Use it with the td_team_* functions. NULL (error
+/// set) when `ctx` is bad.
+///
+/// Ownership: borrowed, valid during the task function's call. Thread safety: the thread running
+/// the task.
+#[no_mangle]
+pub unsafe extern "C" fn td_task_team(ctx: *mut td_task_ctx) -> *mut td_team {
+    call_or("td_task_team", || {
+        Ok(team_ptr(context(ctx, "td_task_team")?.team()))
+    })
+    .unwrap_or(std::ptr::null_mut())
+}
+
+/// Returns the scheduler that runs the task, for td_when_all (not a new reference: do not
+/// release it). NULL (error set) when `ctx` is bad.
+///
+/// Thread safety: the thread running the task.
+#[no_mangle]
+pub unsafe extern "C" fn td_task_scheduler(ctx: *mut td_task_ctx) -> *mut td_scheduler {
+    call_or("td_task_scheduler", || {
+        Ok(context(ctx, "td_task_scheduler")?
+            .scheduler_handle()
+            .cast::<td_scheduler>())
+    })
+    .unwrap_or(std::ptr::null_mut())
+}

@@ -1,0 +1,190 @@
+//! A worker's cache of pool blocks: blocks of released tasks and when_alls wait here, per block
+//! size, for the worker's next allocation of that size, because a pool allocate+free pair costs
+//! tens of nanoseconds and a Fibonacci node allocates two blocks.
+//!
+//! The blocks stay allocated in the pool while cached, so the pool's statistics count them, and
+//! the cache is bounded: each size keeps at most `limit` blocks, where `limit` is chosen when the
+//! scheduler is created so that all workers together cache at most 1/32 of the pool (and never
+//! more than `MAX_PER_SIZE` per size). Caches are emptied into the pool when a wait ends and
+//! before a failed allocation is retried, so they cannot hide memory from a spawn on the same
+//! worker; blocks cached by other workers during a wait can (at most that 1/32).
+//!
+//! A cached block keeps its header, marked released (`ident` = `IDENT_FREED`), so a stale future
+//! is still recognised; the cache links blocks through the header's `next`.
+
+use super::header::TaskHeader;
+use crate::pool::MemoryPool;
+use crate::sync::atomic::Ordering;
+use std::ptr::NonNull;
+
+/// Most blocks of one size a worker keeps.
+pub(crate) const MAX_PER_SIZE: u32 = 64;
+/// All workers' caches together hold at most this fraction of the pool's capacity.
+const POOL_FRACTION: usize = 32;
+
+struct FreeList {
+    head: *mut TaskHeader,
+    len: u32,
+}
+
+pub(crate) struct BlockCache {
+    lists: Box<[FreeList]>,
+    min_lg2: u32,
+    limit: u32,
+}
+
+/// Blocks of each size one worker may cache when `workers` share a pool of `capacity` bytes
+/// whose smallest block is `2^min_lg2`.
+pub(crate) fn limit_per_size(capacity: usize, min_lg2: u32, workers: usize) -> u32 {
+    let per_worker = capacity / POOL_FRACTION / workers.max(1);
+    // Counted in smallest blocks: larger sizes may hold fewer bytes' worth, which only caches
+    // less. (A fib node's task and when_all both take the smallest useful size, 128 bytes.)
+    let blocks = per_worker >> (min_lg2.max(7));
+    blocks.min(MAX_PER_SIZE as usize) as u32
+}
+
+impl BlockCache {
+    pub(crate) fn new(pool: &MemoryPool, limit: u32) -> BlockCache {
+        let layout = pool.layout();
+        let sizes = (layout.max_block_lg2 - layout.min_block_lg2 + 1) as usize;
+        BlockCache {
+            lists: (0..sizes)
+                .map(|_| FreeList {
+                    head: std::ptr::null_mut(),
+                    len: 0,
+                })
+                .collect(),
+            min_lg2: layout.min_block_lg2,
+            limit,
+        }
+    }
+
+    /// The list for blocks serving `size` bytes (`0 < size`): that of the pool's block size for
+    /// it (000 §2.5.3), or `None` above the largest block.
+    #[inline(always)]
+    fn list(&mut self, size: usize) -> Option<&mut FreeList> {
+        let lg2 = usize::BITS - (size - 1).leading_zeros();
+        self.lists
+            .get_mut(lg2.saturating_sub(self.min_lg2) as usize)
+    }
+
+    /// A cached block for a request of `size` bytes (`0 < size <= max block`), if any.
+    #[inline(always)]
+    pub(crate) fn take(&mut self, size: usize) -> Option<NonNull<u8>> {
+        let list = self.list(size)?;
+        let block = NonNull::new(list.head)?;
+        // SAFETY: cached blocks hold a released header whose `next` links the list.
+        list.head = unsafe { block.as_ref().next.load(Ordering::Relaxed) };
+        list.len -= 1;
+        Some(block.cast())
+    }
+
+    /// Keeps a released block for reuse, or returns it to the pool when its list is full.
+    ///
+    /// # Safety
+    /// `block` is a released header of a block from `pool` allocated for `alloc_size` bytes, and
+    /// nobody references it any more.
+    #[inline(always)]
+    pub(crate) unsafe fn give(
+        &mut self,
+        pool: &MemoryPool,
+        block: NonNull<TaskHeader>,
+        alloc_size: usize,
+    ) {
+        let limit = self.limit;
+        match self.list(alloc_size) {
+            Some(list) if list.len < limit => {
+                block.as_ref().next.store(list.head, Ordering::Relaxed);
+                list.head = block.as_ptr();
+                list.len += 1;
+            }
+            _ => return_to_pool(pool, block, alloc_size),
+        }
+    }
+
+    /// Returns every cached block to the pool.
+    pub(crate) fn flush(&mut self, pool: &MemoryPool) {
+        for list in self.lists.iter_mut() {
+            while let Some(block) = NonNull::new(list.head) {
+                // SAFETY: as in `take`; the block is ours until it is returned.
+                unsafe {
+                    list.head = block.as_ref().next.load(Ordering::Relaxed);
+                    let size = block.as_ref().alloc_size();
+                    return_to_pool(pool, block, size);
+                }
+            }
+            list.len = 0;
+        }
+    }
+
+    /// Blocks held, for tests.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn len(&self) -> usize {
+        self.lists.iter().map(|l| l.len as usize).sum()
+    }
+}
+
+/// Returns a block to the pool.
+///
+/// # Safety
+/// As for `BlockCache::give`.
+#[inline(never)]
+pub(crate) unsafe fn return_to_pool(pool: &MemoryPool, block: NonNull<TaskHeader>, size: usize) {
+    // The block came from this pool with this size, so the pool cannot refuse it.
+    let freed = pool.deallocate(block.as_ptr().cast(), size);
+    debug_assert!(freed.is_ok(), "pool refused a task block: {freed:?}");
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::pool::PoolConfig;
+
+    #[test]
+    fn the_limit_keeps_caches_to_a_thirty_second_of_the_pool() {
+        assert_eq!(limit_per_size(64 << 20, 6, 16), MAX_PER_SIZE);
+        // 16 KiB among 1 worker: 512 bytes = 4 blocks of 128.
+        assert_eq!(limit_per_size(16 << 10, 6, 1), 4);
+        assert_eq!(limit_per_size(4096, 6, 2), 0);
+    }
+
+    /// A released header for a block allocated with `size` bytes, as the scheduler leaves it.
+    fn released(block: NonNull<u8>, size: usize) -> NonNull<TaskHeader> {
+        use super::super::header::{HeaderInit, Kind};
+        let init = HeaderInit {
+            kind: Kind::Task,
+            generation: 0,
+            priority: crate::priority::Priority::Regular,
+            team: false,
+            scheduler: std::ptr::null(),
+            function: None,
+            destroy: None,
+            size: 0,
+            alloc_size: size as u32,
+            refs: 0,
+        };
+        let h = unsafe { TaskHeader::init(block, &init) };
+        unsafe { h.as_ref().mark_freed() };
+        h
+    }
+
+    #[test]
+    fn cached_blocks_are_reused_and_flushed_to_the_pool() {
+        let pool = MemoryPool::new(&PoolConfig::with_total(1 << 16)).unwrap();
+        let mut cache = BlockCache::new(&pool, 2);
+        let blocks: Vec<NonNull<u8>> = (0..3).map(|_| pool.allocate(100, 1).unwrap()).collect();
+        for &b in &blocks {
+            unsafe { cache.give(&pool, released(b, 100), 100) };
+        }
+        // Two kept, the third went back to the pool.
+        assert_eq!(cache.len(), 2);
+        assert_eq!(pool.usage_statistics().consumed_blocks, 2);
+        let again = cache.take(120).unwrap();
+        assert!(blocks.contains(&again));
+        assert_eq!(cache.len(), 1);
+        unsafe { return_to_pool(&pool, again.cast(), 100) };
+        cache.flush(&pool);
+        assert_eq!(cache.len(), 0);
+        assert_eq!(pool.usage_statistics().consumed_blocks, 0);
+    }
+}

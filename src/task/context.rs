@@ -1,0 +1,251 @@
+//! The context a task function receives (000 §3.2.3 `member_type`): its team member, its result,
+//! and the calls that only a running task may make: spawn, respawn and when_all from the worker
+//! that runs it.
+//!
+//! A context lives on the worker's stack for one call of the task function and is valid only
+//! there, on that thread. Its `magic` word is cleared when the call returns, so a context kept past
+//! its call is usually recognised.
+
+use super::future::{check_scheduler, Future};
+use super::header::TaskHeader;
+use super::place::Place;
+use super::scheduler::Shared;
+use super::spawn::{Policy, RawClosure, RawPolicy};
+use super::team_task::{ExecutionRecord, Respawn};
+use super::worker::Worker;
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::TeamMember;
+use crate::priority::Priority;
+use std::any::Any;
+use std::cell::Cell;
+use std::ptr::NonNull;
+
+const CONTEXT_MAGIC: u32 = 0x7464_4378; // "tdCx"
+
+/// What a running task sees: its team member, its result, and spawn/respawn/when_all.
+pub struct TaskContext<'a> {
+    magic: Cell<u32>,
+    place: &'a Place<'a>,
+    worker: &'a Worker,
+    task: NonNull<TaskHeader>,
+    member: TeamMember<'a>,
+    record: &'a ExecutionRecord,
+    team_size: usize,
+}
+
+#[cold]
+fn stale_context(what: &str) -> Error {
+    Error::invalid_argument(format!(
+        "{what}: `ctx` is not the context of a running task: a td_task_ctx is valid only during \
+         the call of the task function that received it"
+    ))
+}
+
+#[cold]
+fn foreign_context(what: &str) -> Error {
+    Error::new(
+        ErrorKind::WrongThread,
+        format!(
+            "{what}: `ctx` belongs to a task running on another thread; use it only on the \
+             thread that called the task function"
+        ),
+    )
+}
+
+impl<'a> TaskContext<'a> {
+    pub(crate) fn new(
+        place: &'a Place<'a>,
+        worker: &'a Worker,
+        task: NonNull<TaskHeader>,
+        member: TeamMember<'a>,
+        record: &'a ExecutionRecord,
+    ) -> TaskContext<'a> {
+        TaskContext {
+            magic: Cell::new(CONTEXT_MAGIC),
+            place,
+            worker,
+            task,
+            team_size: member.size(),
+            member,
+            record,
+        }
+    }
+
+    /// Ends the context's validity (the task function returned).
+    pub(crate) fn end(&self) {
+        self.magic.set(0);
+    }
+
+    /// Checks that `ctx` is the context of a task running on the calling thread.
+    ///
+    /// # Safety
+    /// `ctx` is non-null and points to readable memory (anything else cannot be checked).
+    #[inline(always)]
+    pub(crate) unsafe fn check(ctx: *const TaskContext<'a>, what: &str) -> Result<&'a Self> {
+        let c = &*ctx;
+        if c.magic.get() != CONTEXT_MAGIC {
+            return Err(stale_context(what));
+        }
+        if !c.worker.is_current() {
+            return Err(foreign_context(what));
+        }
+        Ok(c)
+    }
+
+    pub(crate) fn shared(&self) -> &'a Shared {
+        self.place.shared
+    }
+
+    /// This member of the task's team (a team of one for a single task).
+    pub fn team(&self) -> &TeamMember<'a> {
+        &self.member
+    }
+
+    /// The task's result bytes, shared by the members of a team task.
+    pub fn result_ptr(&self) -> *mut u8 {
+        TaskHeader::result_ptr(self.task)
+    }
+
+    /// Bytes of the task's result, as spawned.
+    pub fn result_size(&self) -> usize {
+        // SAFETY: the running task is alive.
+        unsafe { self.task.as_ref() }.size()
+    }
+
+    /// Writes the task's result; its size must be the result size it was spawned with.
+    pub fn set_result<T: Copy>(&self, value: T) -> Result<()> {
+        if std::mem::size_of::<T>() != self.result_size() {
+            return Err(Error::invalid_argument(format!(
+                "set_result: a value of {} bytes for a task spawned with a result of {} bytes",
+                std::mem::size_of::<T>(),
+                self.result_size()
+            )));
+        }
+        // SAFETY: the result area has `result_size` bytes at a 16-byte aligned offset.
+        unsafe { self.result_ptr().cast::<T>().write_unaligned(value) };
+        Ok(())
+    }
+
+    /// Spawns a task from this task (000 §3.2.2 `task_spawn`) running the closure `f`.
+    pub fn spawn<F>(&self, policy: &Policy<'_>, result_size: usize, f: F) -> Result<Future>
+    where
+        F: FnMut(&TaskContext<'_>) + Send + 'static,
+    {
+        let raw = self.checked_policy(policy, false)?;
+        super::closure::spawn_with(f, result_size, |closure| {
+            // SAFETY: the closure describes a valid state (closure.rs).
+            unsafe { self.spawn_raw(&raw, closure, "task_spawn") }
+        })
+    }
+
+    /// Spawns a team task from this task; see `Scheduler::spawn_team`.
+    pub fn spawn_team<F>(&self, policy: &Policy<'_>, result_size: usize, f: F) -> Result<Future>
+    where
+        F: Fn(&TaskContext<'_>) + Send + Sync + 'static,
+    {
+        let raw = self.checked_policy(policy, true)?;
+        super::closure::spawn_team_with(f, result_size, |closure| {
+            // SAFETY: the closure describes a valid state (closure.rs).
+            unsafe { self.spawn_raw(&raw, closure, "task_spawn") }
+        })
+    }
+
+    /// Spawns a task described by a raw closure; a team task if `team`.
+    ///
+    /// # Safety
+    /// `closure.state` points to `closure.state_size` readable bytes (or is the source `init`
+    /// expects), and the function and callbacks may be called as a task's (for a team task, by
+    /// every member at once).
+    pub unsafe fn spawn_raw_future(
+        &self,
+        policy: &Policy<'_>,
+        team: bool,
+        closure: &RawClosure,
+    ) -> Result<Future> {
+        let raw = self.checked_policy(policy, team)?;
+        self.spawn_raw(&raw, closure, "task_spawn")
+            .map(Future::from_header)
+    }
+
+    fn checked_policy(&self, policy: &Policy<'_>, team: bool) -> Result<RawPolicy> {
+        let raw = policy.raw(team);
+        if let Some(d) = raw.dependence {
+            check_scheduler(d, self.shared(), "task_spawn: the dependence")?;
+        }
+        Ok(raw)
+    }
+
+    /// # Safety
+    /// As for `spawn_raw_future`; `policy.dependence` is a validated entity the caller holds.
+    pub(crate) unsafe fn spawn_raw(
+        &self,
+        policy: &RawPolicy,
+        closure: &RawClosure,
+        what: &str,
+    ) -> Result<NonNull<TaskHeader>> {
+        self.record
+            .claim(self.member.rank(), self.team_size, what)?;
+        super::spawn::spawn(self.place, policy, closure, what)
+    }
+
+    /// A future that completes when all of `dependences` have (000 §3.2.2 `when_all`).
+    pub fn when_all(&self, dependences: &[&Future]) -> Result<Future> {
+        let deps: Vec<*mut TaskHeader> = dependences
+            .iter()
+            .map(|f| f.checked_header(self.shared()).map(NonNull::as_ptr))
+            .collect::<Result<_>>()?;
+        super::when_all::when_all(self.place, &deps, "when_all").map(Future::from_header)
+    }
+
+    /// Asks to run this task again after `dependence` completes (or as soon as possible), at
+    /// `priority` (000 §2.2.1, §3.2.2 `respawn`). At most once per run; in a team task only the
+    /// member that holds the spawn right may call it. The task keeps its state.
+    pub fn respawn(&self, dependence: Option<&Future>, priority: Priority) -> Result<()> {
+        let dep = dependence
+            .map(|f| f.checked_header(self.shared()))
+            .transpose()?;
+        self.respawn_raw(dep, priority, "respawn")
+    }
+
+    /// `respawn` with a validated dependence of this scheduler.
+    pub(crate) fn respawn_raw(
+        &self,
+        dependence: Option<NonNull<TaskHeader>>,
+        priority: Priority,
+        what: &str,
+    ) -> Result<()> {
+        self.record
+            .claim(self.member.rank(), self.team_size, what)?;
+        if dependence == Some(self.task) {
+            return Err(Error::invalid_argument(format!(
+                "{what}: the dependence is the task's own future; a task cannot wait for its own \
+                 completion"
+            )));
+        }
+        let request = Respawn {
+            dependence,
+            priority,
+            taken_over: false,
+        };
+        // SAFETY: the claim is ours (or this is a single task).
+        if unsafe { self.record.request_respawn(request) }.is_err() {
+            return Err(Error::invalid_argument(format!(
+                "{what}: this run of the task already asked to respawn; a task may respawn at most \
+                 once per run (000 §3.2.2)"
+            )));
+        }
+        // The caller's future keeps the dependence alive until the run ends, when the executor
+        // takes its own reference (see `Respawn`).
+        Ok(())
+    }
+
+    /// Records a panic of a task closure; `wait` rethrows it.
+    pub(crate) fn record_panic(&self, payload: Box<dyn Any + Send>) {
+        self.shared().record_panic(payload);
+    }
+
+    /// The C handle of the scheduler running this task (not a reference).
+    pub fn scheduler_handle(&self) -> *mut std::ffi::c_void {
+        self.shared().user_handle()
+    }
+}

@@ -1,0 +1,507 @@
+//! The header at the start of every task and when_all block in pool memory (000 §2.3.1,
+//! 002 §3.3.1): identity, reference counts, the queue links, and what the executor calls.
+//!
+//! Layout (`#[repr(C)]`, `HEADER_BYTES` = 80 bytes, plain integers and C function pointers only,
+//! so that device code can share it):
+//!
+//! | offset | field | |
+//! |---|---|---|
+//! | 0 | `ident` | kind (24 bits) and generation (8 bits); `IDENT_FREED` once released |
+//! | 4 | `flags` | priority, team |
+//! | 8 | `refs` | user references (low 32 bits), internal holds (high 32 bits) |
+//! | 16 | `next` | link in the one ready or wait queue the entity is in |
+//! | 24 | `wait` | head of the entity's wait queue; `CLOSED` once complete |
+//! | 32 | `scheduler` | the scheduler that owns the block |
+//! | 40 | `function` | task function (tasks) |
+//! | 48 | `destroy` | destroy callback (tasks) |
+//! | 56 | `dependence` | a task's held dependence from its last respawn |
+//! | 64 | `size` | result bytes (tasks) or dependences (when_alls) |
+//! | 68 | `alloc_size` | bytes asked of the pool |
+//! | 72 | `scan` | when_all: dependences not examined yet (they are examined last first) |
+//! | 76 | `retained` | when_all: it holds references to dependences `0..retained` |
+//!
+//! A task block is `header | result (rounded up to 16 bytes) | state`; a when_all block is
+//! `header | dependence pointers`. Blocks are aligned to their size (at least 128 bytes), so the
+//! low `TAG_BITS` bits of a header address are free: a future is the address with the
+//! generation of the entity in them (see `future.rs`).
+//!
+//! References (000 §2.3.1): the block returns to the pool when both halves of `refs` are zero.
+//! User references are those futures hold (spawn and when_all return one; retain adds one).
+//! Internal holds are the scheduler's: one while the entity is incomplete, one per task that
+//! respawned with it as dependence until that task's next run ends, and one per dependence a
+//! when_all still has to examine. Keeping the halves apart lets a release of a future that has no
+//! user reference left be reported instead of taking a reference the scheduler still needs.
+
+use super::scheduler::Shared;
+use crate::priority::Priority;
+use crate::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::cell::UnsafeCell;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+
+/// The function a task runs: `function(ctx, state)` with `ctx` a `*const TaskContext` and
+/// `state` the task's blob. The C calling convention, because the header is shared with C, C++,
+/// Fortran and device code, whose functions are called through it directly.
+pub type TaskFunction = unsafe extern "C" fn(ctx: *mut c_void, state: *mut c_void);
+
+/// Called once with the task's state when the task completes (002 §2.2.5).
+pub type DestroyFunction = unsafe extern "C" fn(state: *mut c_void);
+
+/// Builds the state in the blob from `source`, instead of a byte copy (C++ copy construction).
+pub type InitFunction = unsafe extern "C" fn(blob: *mut c_void, source: *const c_void);
+
+/// Bytes of the header; the result follows, then the state at a multiple of `STATE_ALIGN`.
+pub const HEADER_BYTES: usize = 80;
+/// Alignment of a task's state (and of its result) in the block.
+pub const STATE_ALIGN: usize = 16;
+/// Low bits of a future that carry the generation of the entity it refers to.
+pub const TAG_BITS: u32 = 6;
+/// Mask of the generation bits of a future.
+pub const TAG_MASK: usize = (1 << TAG_BITS) - 1;
+
+/// `ident` of a live task: this value plus its generation.
+pub const IDENT_TASK: u32 = 0x7464_5400; // "tdT"
+/// `ident` of a live when_all: this value plus its generation.
+pub const IDENT_WHEN_ALL: u32 = 0x7464_5700; // "tdW"
+/// `ident` of a released block: this value plus the generation it had.
+pub const IDENT_FREED: u32 = 0x7464_4600; // "tdF"
+/// Mask of the kind part of `ident`.
+pub const IDENT_KIND_MASK: u32 = 0xffff_ff00;
+
+/// One user reference in `refs`.
+pub const USER_REF: u64 = 1;
+/// One internal hold in `refs`.
+pub const INTERNAL_REF: u64 = 0x1_0000_0000;
+const USER_MASK: u64 = INTERNAL_REF - 1;
+
+const FLAG_TEAM: u32 = 1 << 2;
+/// The held dependence is a user reference taken over from the task (else an internal hold).
+const FLAG_DEPENDENCE_USER: u32 = 1 << 3;
+const FLAG_PRIORITY_MASK: u32 = 0b11;
+
+/// Whether entity operations may use plain loads and stores (only one thread touches the
+/// scheduler's entities: a wait with one worker) or need read-modify-writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Other threads may touch the same entities: atomic read-modify-writes.
+    Shared,
+    /// The calling thread is the only one that can touch them: plain loads and stores.
+    Exclusive,
+}
+
+/// The kind of an entity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Task,
+    WhenAll,
+}
+
+#[repr(C)]
+pub struct TaskHeader {
+    ident: AtomicU32,
+    flags: UnsafeCell<u32>,
+    refs: AtomicU64,
+    pub(crate) next: AtomicPtr<TaskHeader>,
+    pub(crate) wait: AtomicPtr<TaskHeader>,
+    scheduler: *const Shared,
+    function: Option<TaskFunction>,
+    destroy: Option<DestroyFunction>,
+    dependence: UnsafeCell<*mut TaskHeader>,
+    size: u32,
+    alloc_size: u32,
+    scan: UnsafeCell<u32>,
+    retained: UnsafeCell<u32>,
+}
+
+// SAFETY: the plain fields are written before the entity is published and then only by the one
+// thread that holds it (its executor, or the completer that runs a when_all's scan); every
+// hand-over between threads goes through a queue or `wait` with Release/Acquire.
+unsafe impl Sync for TaskHeader {}
+unsafe impl Send for TaskHeader {}
+
+const _: () = assert!(std::mem::size_of::<TaskHeader>() == HEADER_BYTES || cfg!(loom));
+
+/// What a new entity's header holds.
+pub(crate) struct HeaderInit {
+    pub kind: Kind,
+    pub generation: u32,
+    pub priority: Priority,
+    pub team: bool,
+    pub scheduler: *const Shared,
+    pub function: Option<TaskFunction>,
+    pub destroy: Option<DestroyFunction>,
+    pub size: u32,
+    pub alloc_size: u32,
+    pub refs: u64,
+}
+
+impl TaskHeader {
+    /// Writes a fresh header at `block`.
+    ///
+    /// # Safety
+    /// `block` is a block of at least `HEADER_BYTES` bytes, aligned to 128, that the caller owns
+    /// and nobody else references.
+    pub(crate) unsafe fn init(block: NonNull<u8>, init: &HeaderInit) -> NonNull<TaskHeader> {
+        let h = block.cast::<TaskHeader>();
+        let base = match init.kind {
+            Kind::Task => IDENT_TASK,
+            Kind::WhenAll => IDENT_WHEN_ALL,
+        };
+        h.as_ptr().write(TaskHeader {
+            ident: AtomicU32::new(base | (init.generation & TAG_MASK as u32)),
+            flags: UnsafeCell::new(
+                init.priority.index() as u32 | if init.team { FLAG_TEAM } else { 0 },
+            ),
+            refs: AtomicU64::new(init.refs),
+            next: AtomicPtr::new(std::ptr::null_mut()),
+            wait: AtomicPtr::new(std::ptr::null_mut()),
+            scheduler: init.scheduler,
+            function: init.function,
+            destroy: init.destroy,
+            dependence: UnsafeCell::new(std::ptr::null_mut()),
+            size: init.size,
+            alloc_size: init.alloc_size,
+            scan: UnsafeCell::new(0),
+            retained: UnsafeCell::new(0),
+        });
+        h
+    }
+
+    /// A header on the heap, for model checks of the queues.
+    #[doc(hidden)]
+    pub fn for_model() -> Box<TaskHeader> {
+        Box::new(TaskHeader {
+            ident: AtomicU32::new(IDENT_TASK),
+            flags: UnsafeCell::new(Priority::Regular.index() as u32),
+            refs: AtomicU64::new(INTERNAL_REF),
+            next: AtomicPtr::new(std::ptr::null_mut()),
+            wait: AtomicPtr::new(std::ptr::null_mut()),
+            scheduler: std::ptr::null(),
+            function: None,
+            destroy: None,
+            dependence: UnsafeCell::new(std::ptr::null_mut()),
+            size: 0,
+            alloc_size: 0,
+            scan: UnsafeCell::new(0),
+            retained: UnsafeCell::new(0),
+        })
+    }
+
+    /// The head of the entity's wait queue, for model checks.
+    #[doc(hidden)]
+    pub fn wait_head(&self) -> &AtomicPtr<TaskHeader> {
+        &self.wait
+    }
+
+    /// The identity word: kind and generation, or `IDENT_FREED` plus the generation.
+    #[inline]
+    pub(crate) fn ident(&self) -> u32 {
+        // Acquire: a validator that sees a live ident sees the header written before it was
+        // published.
+        self.ident.load(Ordering::Acquire)
+    }
+
+    /// Marks the block released; stale futures then read `IDENT_FREED`.
+    #[inline]
+    pub(crate) fn mark_freed(&self) {
+        let generation = self.ident.load(Ordering::Relaxed) & TAG_MASK as u32;
+        // Relaxed: the block's owner is the only writer; stale readers need no ordering.
+        self.ident
+            .store(IDENT_FREED | generation, Ordering::Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn generation(&self) -> u32 {
+        self.ident.load(Ordering::Relaxed) & TAG_MASK as u32
+    }
+
+    #[inline]
+    pub(crate) fn kind(&self) -> Kind {
+        if self.ident.load(Ordering::Relaxed) & IDENT_KIND_MASK == IDENT_WHEN_ALL {
+            Kind::WhenAll
+        } else {
+            Kind::Task
+        }
+    }
+
+    #[inline]
+    pub(crate) fn scheduler(&self) -> *const Shared {
+        self.scheduler
+    }
+
+    #[inline]
+    pub(crate) fn function(&self) -> Option<TaskFunction> {
+        self.function
+    }
+
+    #[inline]
+    pub(crate) fn destroy_function(&self) -> Option<DestroyFunction> {
+        self.destroy
+    }
+
+    /// Result bytes of a task; dependences of a when_all.
+    #[inline]
+    pub(crate) fn size(&self) -> usize {
+        self.size as usize
+    }
+
+    #[inline]
+    pub(crate) fn alloc_size(&self) -> usize {
+        self.alloc_size as usize
+    }
+
+    #[inline]
+    pub(crate) fn priority(&self) -> Priority {
+        // SAFETY: flags change only on respawn, by the executing thread, which holds the task.
+        Priority::ALL[(unsafe { *self.flags.get() } & FLAG_PRIORITY_MASK) as usize]
+    }
+
+    /// # Safety
+    /// Only the thread that holds the task (its executor) may call this.
+    #[inline]
+    pub(crate) unsafe fn set_priority(&self, priority: Priority) {
+        let flags = self.flags.get();
+        *flags = (*flags & !FLAG_PRIORITY_MASK) | priority.index() as u32;
+    }
+
+    #[inline]
+    pub(crate) fn is_team(&self) -> bool {
+        // SAFETY: the team flag is written once, before the task is published.
+        unsafe { *self.flags.get() & FLAG_TEAM != 0 }
+    }
+
+    /// The dependence a task holds from its last respawn (null if none).
+    ///
+    /// # Safety
+    /// Only the thread that holds the task may call this.
+    #[inline]
+    pub(crate) unsafe fn dependence(&self) -> *mut TaskHeader {
+        *self.dependence.get()
+    }
+
+    /// Records the dependence the task holds; `user` when the hold is a user reference.
+    ///
+    /// # Safety
+    /// Only the thread that holds the task may call this.
+    #[inline]
+    pub(crate) unsafe fn set_dependence(&self, dependence: *mut TaskHeader, user: bool) {
+        *self.dependence.get() = dependence;
+        let flags = self.flags.get();
+        *flags = (*flags & !FLAG_DEPENDENCE_USER) | if user { FLAG_DEPENDENCE_USER } else { 0 };
+    }
+
+    /// Whether the held dependence is a user reference.
+    ///
+    /// # Safety
+    /// Only the thread that holds the task may call this.
+    #[inline]
+    pub(crate) unsafe fn dependence_is_user(&self) -> bool {
+        *self.flags.get() & FLAG_DEPENDENCE_USER != 0
+    }
+
+    /// # Safety
+    /// Only the thread that runs the when_all's scan may call this.
+    #[inline]
+    pub(crate) unsafe fn scan(&self) -> u32 {
+        *self.scan.get()
+    }
+
+    /// # Safety
+    /// As for `scan`.
+    #[inline]
+    pub(crate) unsafe fn set_scan(&self, index: u32) {
+        *self.scan.get() = index;
+    }
+
+    /// # Safety
+    /// As for `scan`, or the thread that releases the when_all's last reference.
+    #[inline]
+    pub(crate) unsafe fn retained(&self) -> u32 {
+        *self.retained.get()
+    }
+
+    /// # Safety
+    /// Only the creator of the when_all, before it is published.
+    #[inline]
+    pub(crate) unsafe fn set_retained(&self, count: u32) {
+        *self.retained.get() = count;
+    }
+
+    /// Whether the entity is complete: its wait queue is closed (002 Fig. 3.6).
+    #[inline]
+    pub(crate) fn is_complete(&self) -> bool {
+        super::wait_queue::is_closed(&self.wait)
+    }
+
+    /// The number of user references.
+    #[inline]
+    pub(crate) fn user_refs(&self) -> u32 {
+        (self.refs.load(Ordering::Relaxed) & USER_MASK) as u32
+    }
+
+    /// Adds `amount` (`USER_REF` or `INTERNAL_REF`). The caller holds a reference of either kind,
+    /// so the entity cannot be freed meanwhile.
+    #[inline]
+    pub(crate) fn add_ref(&self, amount: u64, access: Access) {
+        match access {
+            Access::Exclusive => {
+                let v = self.refs.load(Ordering::Relaxed);
+                self.refs.store(v + amount, Ordering::Relaxed);
+            }
+            // Relaxed: a new reference is made from one the caller holds, like Arc::clone.
+            Access::Shared => {
+                self.refs.fetch_add(amount, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Drops one user reference. `Ok(true)` when it was the last reference of either kind, so the
+    /// caller must free the block; `Err(())` when no user reference was left (nothing changes).
+    #[inline]
+    pub(crate) fn release_user(&self, access: Access) -> Result<bool, ()> {
+        match access {
+            Access::Exclusive => {
+                let v = self.refs.load(Ordering::Relaxed);
+                if v & USER_MASK == 0 {
+                    return Err(());
+                }
+                self.refs.store(v - USER_REF, Ordering::Relaxed);
+                Ok(v == USER_REF)
+            }
+            Access::Shared => {
+                // Acquire: when this is the sole reference, the caller frees the block and must
+                // see every earlier holder's accesses (they released with Release below).
+                let mut v = self.refs.load(Ordering::Acquire);
+                loop {
+                    if v & USER_MASK == 0 {
+                        return Err(());
+                    }
+                    if v == USER_REF {
+                        // The caller holds the only reference: nobody else can change the count.
+                        return Ok(true);
+                    }
+                    // Release: this holder's accesses happen-before the free by the last one.
+                    match self.refs.compare_exchange_weak(
+                        v,
+                        v - USER_REF,
+                        Ordering::Release,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => return Ok(false),
+                        Err(now) => v = now,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Drops one internal hold; `true` when it was the last reference, so the caller must free.
+    #[inline]
+    pub(crate) fn release_internal(&self, access: Access) -> bool {
+        match access {
+            Access::Exclusive => {
+                let v = self.refs.load(Ordering::Relaxed);
+                debug_assert!(v >= INTERNAL_REF, "internal hold released twice");
+                self.refs.store(v - INTERNAL_REF, Ordering::Relaxed);
+                v == INTERNAL_REF
+            }
+            Access::Shared => {
+                // Acquire on the fast path, and the fence after the last decrement: the freeing
+                // thread sees every holder's accesses (the pattern of Arc::drop).
+                if self.refs.load(Ordering::Acquire) == INTERNAL_REF {
+                    return true;
+                }
+                if self.refs.fetch_sub(INTERNAL_REF, Ordering::Release) == INTERNAL_REF {
+                    fence(Ordering::Acquire);
+                    return true;
+                }
+                false
+            }
+        }
+    }
+
+    /// Pointer to the result bytes of a task.
+    #[inline]
+    pub(crate) fn result_ptr(this: NonNull<TaskHeader>) -> *mut u8 {
+        // SAFETY: the result lies inside the block, right after the header.
+        unsafe { this.cast::<u8>().as_ptr().add(HEADER_BYTES) }
+    }
+
+    /// Pointer to the state of a task.
+    #[inline]
+    pub(crate) fn state_ptr(this: NonNull<TaskHeader>) -> *mut u8 {
+        // SAFETY: as above; `size` is the result size the block was laid out with.
+        unsafe {
+            let size = this.as_ref().size();
+            this.cast::<u8>()
+                .as_ptr()
+                .add(HEADER_BYTES + size.next_multiple_of(STATE_ALIGN))
+        }
+    }
+
+    /// Pointer to the dependence array of a when_all.
+    #[inline]
+    pub(crate) fn dependences_ptr(this: NonNull<TaskHeader>) -> *mut *mut TaskHeader {
+        // SAFETY: the array lies inside the block, right after the header.
+        unsafe { this.cast::<u8>().as_ptr().add(HEADER_BYTES).cast() }
+    }
+}
+
+/// Bytes of a task block with `result_size` result bytes and `state_size` state bytes.
+pub(crate) fn task_bytes(result_size: usize, state_size: usize) -> Option<usize> {
+    HEADER_BYTES
+        .checked_add(result_size.checked_next_multiple_of(STATE_ALIGN)?)?
+        .checked_add(state_size)
+}
+
+/// Bytes of a when_all block with `count` dependences.
+pub(crate) fn when_all_bytes(count: usize) -> Option<usize> {
+    HEADER_BYTES.checked_add(count.checked_mul(std::mem::size_of::<*mut TaskHeader>())?)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_layout_matches_the_documented_offsets() {
+        use std::mem::offset_of;
+        assert_eq!(offset_of!(TaskHeader, ident), 0);
+        assert_eq!(offset_of!(TaskHeader, flags), 4);
+        assert_eq!(offset_of!(TaskHeader, refs), 8);
+        assert_eq!(offset_of!(TaskHeader, next), 16);
+        assert_eq!(offset_of!(TaskHeader, wait), 24);
+        assert_eq!(offset_of!(TaskHeader, scheduler), 32);
+        assert_eq!(offset_of!(TaskHeader, function), 40);
+        assert_eq!(offset_of!(TaskHeader, destroy), 48);
+        assert_eq!(offset_of!(TaskHeader, dependence), 56);
+        assert_eq!(offset_of!(TaskHeader, size), 64);
+        assert_eq!(offset_of!(TaskHeader, alloc_size), 68);
+        assert_eq!(offset_of!(TaskHeader, scan), 72);
+        assert_eq!(offset_of!(TaskHeader, retained), 76);
+        assert_eq!(std::mem::size_of::<TaskHeader>(), HEADER_BYTES);
+    }
+
+    #[test]
+    fn a_fibonacci_task_fits_a_128_byte_block() {
+        // result: one i64; state: n and two futures.
+        assert_eq!(task_bytes(8, 24), Some(120));
+        assert_eq!(when_all_bytes(2), Some(96));
+    }
+
+    #[test]
+    fn user_and_internal_references_are_counted_apart() {
+        let h = TaskHeader::for_model();
+        for access in [Access::Shared, Access::Exclusive] {
+            h.refs.store(USER_REF + INTERNAL_REF, Ordering::Relaxed);
+            assert_eq!(h.release_user(access), Ok(false));
+            assert_eq!(h.release_user(access), Err(()), "no user reference is left");
+            assert!(h.release_internal(access));
+            h.refs.store(INTERNAL_REF, Ordering::Relaxed);
+            h.add_ref(USER_REF, access);
+            assert_eq!(h.user_refs(), 1);
+            assert!(!h.release_internal(access));
+            assert_eq!(h.release_user(access), Ok(true));
+        }
+    }
+}

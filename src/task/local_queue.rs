@@ -1,0 +1,78 @@
+//! A worker's private ready queues, one per priority: only the owning worker touches them, so
+//! pushing and popping take no atomic operation. Last-ready-first-run within a priority
+//! (002 §2.1.2): the owner pushes and pops at the back. When another worker is idle the owner
+//! hands over the oldest task of its highest non-empty priority (the front, which in recursive
+//! DAGs is the root of the largest remaining subtree) by publishing it (`executor.rs`).
+
+use super::header::TaskHeader;
+use crate::priority::Priority;
+use std::collections::VecDeque;
+use std::ptr::NonNull;
+
+pub(crate) struct LocalQueues {
+    queues: [VecDeque<NonNull<TaskHeader>>; 3],
+    len: usize,
+}
+
+impl LocalQueues {
+    pub(crate) fn new() -> LocalQueues {
+        LocalQueues {
+            queues: std::array::from_fn(|_| VecDeque::new()),
+            len: 0,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, task: NonNull<TaskHeader>, priority: Priority) {
+        self.queues[priority.index()].push_back(task);
+        self.len += 1;
+    }
+
+    /// The newest task of `priority`.
+    #[inline]
+    pub(crate) fn pop(&mut self, priority: Priority) -> Option<NonNull<TaskHeader>> {
+        let task = self.queues[priority.index()].pop_back()?;
+        self.len -= 1;
+        Some(task)
+    }
+
+    /// The oldest task of the highest priority that has one, with its priority.
+    pub(crate) fn take_oldest(&mut self) -> Option<(NonNull<TaskHeader>, Priority)> {
+        for priority in Priority::ALL {
+            if let Some(task) = self.queues[priority.index()].pop_front() {
+                self.len -= 1;
+                return Some((task, priority));
+            }
+        }
+        None
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newest_first_within_a_priority_oldest_goes_to_thieves() {
+        let headers: Vec<Box<TaskHeader>> = (0..4).map(|_| TaskHeader::for_model()).collect();
+        let p: Vec<NonNull<TaskHeader>> = headers.iter().map(|h| NonNull::from(&**h)).collect();
+        let mut q = LocalQueues::new();
+        q.push(p[0], Priority::Low);
+        q.push(p[1], Priority::Regular);
+        q.push(p[2], Priority::Regular);
+        q.push(p[3], Priority::Regular);
+        assert_eq!(q.len(), 4);
+        assert_eq!(q.take_oldest(), Some((p[1], Priority::Regular)));
+        assert_eq!(q.pop(Priority::Regular), Some(p[3]));
+        assert_eq!(q.pop(Priority::Regular), Some(p[2]));
+        assert_eq!(q.pop(Priority::Regular), None);
+        assert_eq!(q.pop(Priority::High), None);
+        assert_eq!(q.take_oldest(), Some((p[0], Priority::Low)));
+        assert_eq!(q.len(), 0);
+    }
+}

@@ -1,0 +1,370 @@
+//! Where an operation on tasks and when_alls runs: on a worker during a wait, or on a host thread
+//! outside one. The place decides how entities synchronize (`Access`), where memory comes from and
+//! goes to (the worker's block cache or the pool), where ready tasks go (the worker's queues or
+//! the shared stacks), and where counts are kept.
+//!
+//! This file holds the life-cycle steps every entity shares (000 §2.3.1, 002 §3.3.1): scheduling
+//! a task into a wait or ready queue (Fig. 3.4), advancing a when_all's scan (Fig. 3.5),
+//! completing an entity (Fig. 3.6), and releasing references down to freeing the block.
+
+use super::block_cache::return_to_pool;
+use super::header::{Access, Kind, TaskHeader};
+use super::scheduler::{ForeignGuard, Shared};
+use super::statistics::ALIVE_FLUSH;
+use super::wait_queue;
+use super::worker::Worker;
+use crate::error::{Error, ErrorKind, Result};
+use crate::pool::AllocFailure;
+use std::cell::Cell;
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
+
+/// Search rounds a pool allocation may take before the spawn reports exhaustion.
+const ALLOCATE_ATTEMPTS: u32 = 4;
+
+pub(crate) struct Place<'a> {
+    pub(crate) shared: &'a Shared,
+    pub(crate) worker: Option<&'a Worker>,
+    pub(crate) access: Access,
+    /// Set on the host when the scheduler's last live entity and last owner are gone: the caller
+    /// must then free the scheduler (after its foreign guard ended).
+    scheduler_unused: Cell<bool>,
+}
+
+/// What `Place::count` counts.
+#[derive(Clone, Copy)]
+pub(crate) enum Count {
+    Spawned,
+    Respawned,
+    TasksCompleted,
+    WhenAlls,
+    WhenAllsCompleted,
+    AllocationFailures,
+}
+
+impl<'a> Place<'a> {
+    /// The calling worker, during a wait.
+    #[inline]
+    pub(crate) fn worker(shared: &'a Shared, worker: &'a Worker) -> Place<'a> {
+        Place {
+            shared,
+            worker: Some(worker),
+            access: worker.access(),
+            scheduler_unused: Cell::new(false),
+        }
+    }
+
+    /// A host thread, inside a foreign section (no wait runs meanwhile).
+    pub(crate) fn host(shared: &'a Shared, _guard: &ForeignGuard<'a>) -> Place<'a> {
+        Place {
+            shared,
+            worker: None,
+            access: Access::Shared,
+            scheduler_unused: Cell::new(false),
+        }
+    }
+
+    /// Whether the caller must free the scheduler once its foreign section has ended.
+    pub(crate) fn scheduler_unused(&self) -> bool {
+        self.scheduler_unused.get()
+    }
+
+    /// Counts one event: in the worker's counters, or from the host in the totals.
+    #[inline]
+    pub(crate) fn count(&self, what: Count) {
+        match self.worker {
+            Some(w) => {
+                // SAFETY: the worker's thread; a short borrow.
+                let c = unsafe { &mut w.owned().counters };
+                *match what {
+                    Count::Spawned => &mut c.spawned,
+                    Count::Respawned => &mut c.respawned,
+                    Count::TasksCompleted => &mut c.tasks_completed,
+                    Count::WhenAlls => &mut c.when_alls,
+                    Count::WhenAllsCompleted => &mut c.when_alls_completed,
+                    Count::AllocationFailures => &mut c.allocation_failures,
+                } += 1;
+            }
+            None => self.shared.totals.count(what),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn next_generation(&self) -> u32 {
+        match self.worker {
+            Some(w) => w.next_generation(),
+            // Relaxed: only spreads generations.
+            None => self.shared.host_generation.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Adds one allocated (`sign` 1) or released (`sign` -1) block for `size` bytes to the live
+    /// counts (see `statistics.rs` for the peaks' accuracy).
+    #[inline(always)]
+    fn alive_add(&self, sign: i64, size: usize) {
+        let shared = self.shared;
+        let lg2 = (usize::BITS - (size - 1).leading_zeros()).max(shared.min_block_lg2);
+        let bytes = sign << lg2;
+        match (self.worker, self.access) {
+            (Some(_), Access::Exclusive) => {
+                // The only thread touching the scheduler: plain updates, exact peaks.
+                let alive = shared.alive.load(Ordering::Relaxed) + sign;
+                shared.alive.store(alive, Ordering::Relaxed);
+                if alive > shared.peak_alive.load(Ordering::Relaxed) {
+                    shared.peak_alive.store(alive, Ordering::Relaxed);
+                }
+                let total = shared.alive_bytes.load(Ordering::Relaxed) + bytes;
+                shared.alive_bytes.store(total, Ordering::Relaxed);
+                if total > shared.peak_bytes.load(Ordering::Relaxed) {
+                    shared.peak_bytes.store(total, Ordering::Relaxed);
+                }
+            }
+            (Some(w), Access::Shared) => {
+                // SAFETY: the worker's thread.
+                let owned = unsafe { w.owned() };
+                owned.alive_delta += sign;
+                owned.bytes_delta += bytes;
+                if owned.alive_delta.abs() >= ALIVE_FLUSH {
+                    let d = std::mem::take(&mut owned.alive_delta);
+                    let b = std::mem::take(&mut owned.bytes_delta);
+                    shared.flush_alive(d, b);
+                }
+            }
+            (None, _) => self.host_alive_add(sign, bytes),
+        }
+    }
+
+    #[inline(never)]
+    fn host_alive_add(&self, sign: i64, bytes: i64) {
+        let shared = self.shared;
+        let total = shared.alive_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        shared.peak_bytes.fetch_max(total, Ordering::Relaxed);
+        // AcqRel: the thread that brings the count to zero frees the scheduler and must see
+        // every other thread's use of it.
+        let before = shared.alive.fetch_add(sign, Ordering::AcqRel);
+        shared
+            .peak_alive
+            .fetch_max(before + sign, Ordering::Relaxed);
+        if before + sign == 0 {
+            self.scheduler_unused.set(true);
+        }
+    }
+
+    /// A block of `bytes` for a new entity; `what` names the operation for messages.
+    #[inline(always)]
+    pub(crate) fn allocate(&self, bytes: usize, what: &str) -> Result<NonNull<u8>> {
+        if let Some(w) = self.worker {
+            // SAFETY: the worker's thread; the cache does not re-enter the scheduler.
+            if let Some(block) = unsafe { w.owned().cache.take(bytes) } {
+                self.alive_add(1, bytes);
+                return Ok(block);
+            }
+        }
+        self.allocate_from_pool(bytes, what)
+    }
+
+    #[inline(never)]
+    fn allocate_from_pool(&self, bytes: usize, what: &str) -> Result<NonNull<u8>> {
+        let pool = &*self.shared.pool;
+        let block = match pool.allocate(bytes, ALLOCATE_ATTEMPTS) {
+            Ok(block) => block,
+            Err(AllocFailure::Exhausted { .. }) => {
+                // Blocks this worker cached may free superblocks for other sizes.
+                let retry = self.worker.and_then(|w| {
+                    // SAFETY: as above.
+                    unsafe { w.owned().cache.flush(pool) };
+                    pool.allocate(bytes, ALLOCATE_ATTEMPTS).ok()
+                });
+                match retry {
+                    Some(block) => block,
+                    None => {
+                        self.count(Count::AllocationFailures);
+                        return Err(self.exhausted(bytes, what));
+                    }
+                }
+            }
+            Err(failure) => {
+                return Err(failure.into_error().unwrap_or_else(|| {
+                    Error::new(
+                        ErrorKind::Internal,
+                        format!("{what}: a zero-byte allocation"),
+                    )
+                }))
+            }
+        };
+        self.alive_add(1, bytes);
+        Ok(block)
+    }
+
+    #[cold]
+    fn exhausted(&self, bytes: usize, what: &str) -> Error {
+        let pool = &self.shared.pool;
+        let stats = pool.usage_statistics();
+        Error::new(
+            ErrorKind::PoolExhausted,
+            format!(
+                "{what}: the scheduler's memory pool has no free block of {} bytes ({} of {} \
+                 bytes are allocated); let running tasks complete and release their futures, \
+                 throttle spawning (respawn a driver task at low priority), or create the \
+                 scheduler with a larger pool",
+                pool.allocate_block_size(bytes),
+                stats.consumed_bytes,
+                stats.capacity_bytes
+            ),
+        )
+    }
+
+    /// Frees an entity whose last reference is gone: a when_all first drops the references it
+    /// still holds to its dependences, then the block goes to the worker's cache or the pool.
+    #[inline]
+    pub(crate) fn free(&self, entity: NonNull<TaskHeader>) {
+        // SAFETY: nobody references the entity any more.
+        let e = unsafe { entity.as_ref() };
+        if e.kind() == Kind::WhenAll {
+            self.release_dependences(entity);
+        }
+        let size = e.alloc_size();
+        e.mark_freed();
+        match self.worker {
+            // SAFETY: the block is unreferenced; the cache does not re-enter the scheduler.
+            Some(w) => unsafe { w.owned().cache.give(&self.shared.pool, entity, size) },
+            // SAFETY: as above.
+            None => unsafe { return_to_pool(&self.shared.pool, entity, size) },
+        }
+        self.alive_add(-1, size);
+    }
+
+    /// Drops the holds a freed when_all still has on dependences it had not examined.
+    #[inline(never)]
+    fn release_dependences(&self, when_all: NonNull<TaskHeader>) {
+        // SAFETY: the last reference is gone, so no scan runs; the array has `size` entries.
+        let w = unsafe { when_all.as_ref() };
+        let deps = TaskHeader::dependences_ptr(when_all);
+        let held = unsafe { w.retained() } as usize;
+        for i in 0..held {
+            if let Some(d) = NonNull::new(unsafe { *deps.add(i) }) {
+                self.release_internal(d);
+            }
+        }
+    }
+
+    /// Drops an internal hold; frees the entity if it was the last reference.
+    #[inline(always)]
+    pub(crate) fn release_internal(&self, entity: NonNull<TaskHeader>) {
+        // SAFETY: the caller owns the hold, so the entity is alive.
+        if unsafe { entity.as_ref() }.release_internal(self.access) {
+            self.free(entity);
+        }
+    }
+
+    /// Drops a user reference; frees the entity if it was the last one. Fails, changing nothing,
+    /// when the entity has no user reference left (a future released twice).
+    #[inline(always)]
+    pub(crate) fn release_user(&self, entity: NonNull<TaskHeader>) -> std::result::Result<(), ()> {
+        // SAFETY: validated by the caller; it claims to hold a user reference.
+        if unsafe { entity.as_ref() }.release_user(self.access)? {
+            self.free(entity);
+        }
+        Ok(())
+    }
+
+    /// Schedules a task that has `dependence` (002 Fig. 3.4): into the dependence's wait queue
+    /// while it is incomplete, else into a ready queue.
+    #[inline(always)]
+    pub(crate) fn schedule_task(
+        &self,
+        task: NonNull<TaskHeader>,
+        dependence: Option<NonNull<TaskHeader>>,
+    ) {
+        if let Some(d) = dependence {
+            // SAFETY: the caller holds `task` and a reference to `d`; `task` is in no queue.
+            if unsafe { wait_queue::push(&d.as_ref().wait, task, self.access) } {
+                return;
+            }
+        }
+        self.make_ready(task);
+    }
+
+    /// Puts a ready task where it can run: a team task on the team queue; a single task on this
+    /// worker's private queue (published for others when one is idle), or, from the host, on the
+    /// injection stack that every worker reads.
+    #[inline(always)]
+    pub(crate) fn make_ready(&self, task: NonNull<TaskHeader>) {
+        // SAFETY: the caller holds the ready task.
+        let t = unsafe { task.as_ref() };
+        let priority = t.priority();
+        let p = priority.index();
+        if t.is_team() {
+            // SAFETY: the task is in no queue; we give it up.
+            unsafe { self.shared.team_queue[p].push(task) };
+            // Release: a worker that sees the count finds the task in the stack.
+            self.shared.team_ready[p].fetch_add(1, Ordering::Release);
+            return;
+        }
+        match self.worker {
+            Some(w) => {
+                w.local_push(task, priority);
+                w.share_if_idle(self.shared);
+            }
+            None => {
+                // SAFETY: as above.
+                unsafe { self.shared.injection[p].push(task) };
+                self.shared.shared_ready[p].fetch_add(1, Ordering::Release);
+            }
+        }
+    }
+
+    /// Continues a when_all's scan of its dependences (002 Fig. 3.5), from the last to the first:
+    /// waits on the next incomplete one, or completes the when_all when none is left. Runs on one
+    /// thread at a time: the creator, then whoever completes the dependence it waits on.
+    pub(crate) fn advance_when_all(&self, when_all: NonNull<TaskHeader>) {
+        // SAFETY: this thread runs the scan; the when_all is incomplete, so its incomplete hold
+        // keeps it alive until `complete` below.
+        let w = unsafe { when_all.as_ref() };
+        let deps = TaskHeader::dependences_ptr(when_all);
+        loop {
+            // SAFETY: see above.
+            let remaining = unsafe { w.scan() };
+            if remaining == 0 {
+                self.complete(when_all);
+                return;
+            }
+            // Written before the push: once pushed, the dependence's completer continues the
+            // scan on another thread.
+            unsafe { w.set_scan(remaining - 1) };
+            // SAFETY: `remaining - 1 < size`; the dependence is held by the when_all (below
+            // `retained`) or was examined while the creator's caller held it.
+            let Some(d) = NonNull::new(unsafe { *deps.add(remaining as usize - 1) }) else {
+                continue;
+            };
+            // SAFETY: the when_all is in no queue (it is running its scan).
+            if unsafe { wait_queue::push(&d.as_ref().wait, when_all, self.access) } {
+                return;
+            }
+        }
+    }
+
+    /// Completes an entity (002 Fig. 3.6): closes its wait queue, schedules every waiter, counts
+    /// it, and drops the hold it had while incomplete. A task's destroy callback has already run.
+    pub(crate) fn complete(&self, entity: NonNull<TaskHeader>) {
+        // SAFETY: the incomplete hold keeps the entity alive until the release at the end.
+        let e = unsafe { entity.as_ref() };
+        let waiters = wait_queue::close(&e.wait, self.access);
+        debug_assert!(waiters.is_some(), "an entity completed twice");
+        self.count(match e.kind() {
+            Kind::Task => Count::TasksCompleted,
+            Kind::WhenAll => Count::WhenAllsCompleted,
+        });
+        let mut next = waiters.unwrap_or(std::ptr::null_mut());
+        while let Some(waiter) = NonNull::new(next) {
+            // SAFETY: the waiter came from the closed list and is not scheduled yet.
+            next = unsafe { wait_queue::next_waiter(waiter) };
+            // SAFETY: a waiter is alive while it waits (incomplete hold).
+            match unsafe { waiter.as_ref() }.kind() {
+                Kind::Task => self.make_ready(waiter),
+                Kind::WhenAll => self.advance_when_all(waiter),
+            }
+        }
+        self.release_internal(entity);
+    }
+}

@@ -1,0 +1,252 @@
+//! Spawning (000 §2.3.1, §3.2.2; 002 §3.3.1 "Spawn, respawn, and creating a when-all"): allocate
+//! the task from the pool, copy its closure (function and state blob) in, and schedule it.
+
+use super::bytes;
+use super::future::Future;
+use super::header::{
+    task_bytes, Access, DestroyFunction, HeaderInit, InitFunction, Kind, TaskFunction, TaskHeader,
+    HEADER_BYTES, INTERNAL_REF, STATE_ALIGN, USER_REF,
+};
+use super::place::{Count, Place};
+use super::scheduler::{Scheduler, Shared};
+use crate::error::{Error, ErrorKind, Result};
+use crate::priority::Priority;
+use std::ptr::NonNull;
+
+/// How a task is scheduled (000 §3.2.2 `TaskSingle` / `TaskTeam`): after which future and at
+/// which priority. Whether it runs on one thread or a team is chosen by the spawn function
+/// (`spawn` or `spawn_team`), because a team task's closure is shared by the members.
+#[derive(Clone, Copy, Default)]
+pub struct Policy<'a> {
+    /// The task runs after this completes (a task or when_all of the same scheduler).
+    pub dependence: Option<&'a Future>,
+    pub priority: Priority,
+}
+
+impl<'a> Policy<'a> {
+    /// Regular priority, ready at once.
+    pub fn single() -> Policy<'a> {
+        Policy::default()
+    }
+
+    pub fn priority(self, priority: Priority) -> Policy<'a> {
+        Policy { priority, ..self }
+    }
+
+    /// Runs after `dependence` completes.
+    pub fn after(self, dependence: &'a Future) -> Policy<'a> {
+        Policy {
+            dependence: Some(dependence),
+            ..self
+        }
+    }
+
+    pub(crate) fn raw(&self, team: bool) -> RawPolicy {
+        RawPolicy {
+            dependence: self.dependence.map(Future::header),
+            priority: self.priority,
+            team,
+        }
+    }
+}
+
+/// A policy whose dependence the caller has validated and holds.
+#[derive(Clone, Copy)]
+pub(crate) struct RawPolicy {
+    pub dependence: Option<NonNull<TaskHeader>>,
+    pub priority: Priority,
+    pub team: bool,
+}
+
+/// A task as C describes it: a function, a state blob to copy into the task, the result size,
+/// and optional callbacks.
+#[derive(Clone, Copy)]
+pub struct RawClosure {
+    pub function: TaskFunction,
+    /// `state_size` bytes to copy into the task, or the source `init` builds the state from.
+    pub state: *const u8,
+    pub state_size: usize,
+    pub result_size: usize,
+    /// Called with the state when the task completes.
+    pub destroy: Option<DestroyFunction>,
+    /// Builds the state in the task from `state` instead of copying its bytes.
+    pub init: Option<InitFunction>,
+}
+
+/// Spawns a task at `place` (000 §3.2.2 `host_spawn`/`task_spawn`); returns it with one user
+/// reference for the future. `what` names the caller in messages.
+///
+/// # Safety
+/// `closure` is valid as for `TaskContext::spawn_raw_future`; `policy.dependence` is a validated
+/// entity of this scheduler that the caller holds.
+#[inline(always)]
+pub(crate) unsafe fn spawn(
+    place: &Place<'_>,
+    policy: &RawPolicy,
+    closure: &RawClosure,
+    what: &str,
+) -> Result<NonNull<TaskHeader>> {
+    let shared = place.shared;
+    if policy.team && !shared.supports_teams() {
+        return Err(no_teams(what));
+    }
+    // Sizes are each at most the largest block before they are added, so the sum cannot
+    // overflow; the header stores them as u32.
+    let max = shared.max_task_bytes;
+    let bytes = HEADER_BYTES
+        + closure.result_size.min(max).next_multiple_of(STATE_ALIGN)
+        + closure.state_size.min(max);
+    if bytes > max || closure.result_size > max {
+        return Err(too_large(place, closure, what));
+    }
+    if place.access == Access::Exclusive {
+        if let Some(worker) = place.worker {
+            if worker.has_ready_tasks(shared) {
+                worker.run_ready_tasks(place);
+            }
+        }
+    }
+    let block = place.allocate(bytes, what)?;
+    let init = HeaderInit {
+        kind: Kind::Task,
+        generation: place.next_generation(),
+        priority: policy.priority,
+        team: policy.team,
+        scheduler: shared,
+        function: Some(closure.function),
+        destroy: closure.destroy,
+        size: closure.result_size as u32,
+        alloc_size: bytes as u32,
+        refs: USER_REF + INTERNAL_REF,
+    };
+    let task = TaskHeader::init(block, &init);
+    // A result that is read before the task writes it reads zeros, not old pool contents.
+    bytes::zero(TaskHeader::result_ptr(task), closure.result_size);
+    let state = TaskHeader::state_ptr(task);
+    match closure.init {
+        Some(init) => init(state.cast(), closure.state.cast()),
+        None => bytes::copy(state, closure.state, closure.state_size),
+    }
+    place.count(Count::Spawned);
+    place.schedule_task(task, policy.dependence);
+    Ok(task)
+}
+
+#[cold]
+fn no_teams(what: &str) -> Error {
+    Error::new(
+        ErrorKind::Unavailable,
+        format!(
+            "{what}: a team task needs a scheduler on a Threads space; this scheduler runs on the \
+             Serial space, which has no thread teams. Spawn it as a single task, or create the \
+             scheduler on td_space_threads (a team may have one thread)"
+        ),
+    )
+}
+
+#[cold]
+fn too_large(place: &Place<'_>, closure: &RawClosure, what: &str) -> Error {
+    Error::invalid_argument(format!(
+        "{what}: a task with {} bytes of state and a {}-byte result needs {} bytes with its \
+         header, more than the pool's largest block ({} bytes); keep large data outside the task \
+         and put a pointer to it in the state, or create the pool with a larger \
+         max_block_alloc_size",
+        closure.state_size,
+        closure.result_size,
+        task_bytes(closure.result_size, closure.state_size)
+            .map_or_else(|| "more than usize::MAX".to_string(), |b| b.to_string()),
+        place.shared.pool.max_block_size(),
+    ))
+}
+
+/// Spawns a task from a thread that does not run a wait of `shared` (000 §3.2.2 `host_spawn`).
+///
+/// # Safety
+/// As for `spawn`; the dependence belongs to `shared`.
+pub(crate) unsafe fn host_spawn(
+    shared: &Shared,
+    policy: &RawPolicy,
+    closure: &RawClosure,
+    what: &str,
+) -> Result<NonNull<TaskHeader>> {
+    if shared.current_worker().is_some() {
+        return Err(Error::new(
+            ErrorKind::WrongThread,
+            format!(
+                "{what}: called from inside a task of this scheduler; spawn from a task with \
+                 td_task_spawn(ctx, ...)"
+            ),
+        ));
+    }
+    let guard = shared.enter_foreign(what)?;
+    let place = Place::host(shared, &guard);
+    spawn(&place, policy, closure, what)
+}
+
+impl Scheduler {
+    /// Spawns a task from the host (000 §3.2.2 `host_spawn`) that runs the closure `f` with a
+    /// result of `result_size` bytes. Inside a task of this scheduler use `TaskContext::spawn`.
+    ///
+    /// Errors: `PoolExhausted` (nothing changes), `InvalidArgument` (closure too large for the
+    /// pool, a dependence of another scheduler), `Unavailable` (a team task on the Serial
+    /// space), `Busy` while a wait runs, `WrongThread` inside a task of this scheduler.
+    pub fn spawn<F>(&self, policy: &Policy<'_>, result_size: usize, f: F) -> Result<Future>
+    where
+        F: FnMut(&super::TaskContext<'_>) + Send + 'static,
+    {
+        let raw = self.checked_policy(policy, false)?;
+        super::closure::spawn_with(f, result_size, |closure| {
+            // SAFETY: the closure describes a valid state (closure.rs).
+            unsafe { self.host_spawn_raw(&raw, closure, "host_spawn") }
+        })
+    }
+
+    /// Spawns a team task from the host (000 §3.2.2 `TaskTeam`): `f` runs on every member of a
+    /// team at once, so it is `Fn + Sync`; state it changes between runs needs interior
+    /// mutability. Errors as for `spawn`.
+    pub fn spawn_team<F>(&self, policy: &Policy<'_>, result_size: usize, f: F) -> Result<Future>
+    where
+        F: Fn(&super::TaskContext<'_>) + Send + Sync + 'static,
+    {
+        let raw = self.checked_policy(policy, true)?;
+        super::closure::spawn_team_with(f, result_size, |closure| {
+            // SAFETY: the closure describes a valid state (closure.rs).
+            unsafe { self.host_spawn_raw(&raw, closure, "host_spawn") }
+        })
+    }
+
+    /// The policy with its dependence checked to belong to this scheduler.
+    fn checked_policy(&self, policy: &Policy<'_>, team: bool) -> Result<RawPolicy> {
+        let raw = policy.raw(team);
+        if let Some(d) = raw.dependence {
+            super::future::check_scheduler(d, self.shared(), "host_spawn: the dependence")?;
+        }
+        Ok(raw)
+    }
+
+    /// Spawns a task described by a raw closure from the host; a team task if `team`.
+    ///
+    /// # Safety
+    /// As for `TaskContext::spawn_raw_future`.
+    pub unsafe fn spawn_raw(
+        &self,
+        policy: &Policy<'_>,
+        team: bool,
+        closure: &RawClosure,
+    ) -> Result<Future> {
+        let raw = self.checked_policy(policy, team)?;
+        self.host_spawn_raw(&raw, closure, "host_spawn")
+            .map(Future::from_header)
+    }
+
+    /// # Safety
+    /// As for `spawn`; the dependence belongs to this scheduler.
+    pub(crate) unsafe fn host_spawn_raw(
+        &self,
+        policy: &RawPolicy,
+        closure: &RawClosure,
+        what: &str,
+    ) -> Result<NonNull<TaskHeader>> {
+        host_spawn(self.shared(), policy, closure, what)
+    }
+}

@@ -1,0 +1,223 @@
+//! when_all (000 §2.2.2, §3.2.2; 002 §2.1.2, Fig. 3.5): a future that completes when all of its
+//! dependences have, so that a task with one dependence can wait for many.
+//!
+//! Creation copies the dependences into a block, finds the last incomplete one while the caller
+//! still holds them all, and takes internal holds only on the incomplete dependences before it,
+//! which the scan will examine later from other threads; complete ones are dropped from the
+//! array (they stay complete), so they need no hold. The
+//! scan then waits on one dependence at a time, from the last to the first
+//! (`Place::advance_when_all`), as 002 Fig. 3.5 does: tasks spawned earlier at higher priority
+//! tend to finish first, so the when_all usually waits once. A when_all with no incomplete
+//! dependence (or none at all) is complete when it is returned.
+//!
+//! A when_all with more dependences than one pool block holds is built as a tree: when_alls of
+//! chunks of the dependences, and a when_all of the chunks that owns them.
+
+use super::bytes;
+use super::future::Future;
+use super::header::{when_all_bytes, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF};
+use super::place::{Count, Place};
+use super::scheduler::Scheduler;
+use crate::error::{Error, Result};
+use crate::priority::Priority;
+use std::ptr::NonNull;
+
+/// Creates a when_all of `deps` (entities of this scheduler that the caller holds; null entries
+/// are skipped) and returns it with one user reference.
+pub(crate) fn when_all(
+    place: &Place<'_>,
+    deps: &[*mut TaskHeader],
+    what: &str,
+) -> Result<NonNull<TaskHeader>> {
+    build(place, deps, Holds::Borrowed, USER_REF, what)
+}
+
+/// Whether the when_all takes over one internal hold on each dependence (chunks it created
+/// itself), or borrows the caller's references.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Holds {
+    Borrowed,
+    Owned,
+}
+
+fn build(
+    place: &Place<'_>,
+    deps: &[*mut TaskHeader],
+    holds: Holds,
+    result_ref: u64,
+    what: &str,
+) -> Result<NonNull<TaskHeader>> {
+    let per_block = place.shared.when_all_per_block;
+    if deps.len() > per_block {
+        let mut chunks: Vec<*mut TaskHeader> = Vec::with_capacity(deps.len().div_ceil(per_block));
+        for chunk in deps.chunks(per_block) {
+            match build(place, chunk, holds, INTERNAL_REF, what) {
+                Ok(c) => chunks.push(c.as_ptr()),
+                Err(e) => {
+                    release_all(place, &chunks);
+                    if holds == Holds::Owned {
+                        release_all(place, &deps[chunks.len() * per_block..]);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        return build(place, &chunks, Holds::Owned, result_ref, what);
+    }
+    let count = deps.len();
+    let bytes = when_all_bytes(count).unwrap_or(usize::MAX);
+    let block = match place.allocate(bytes, what) {
+        Ok(block) => block,
+        Err(e) => {
+            if holds == Holds::Owned {
+                release_all(place, deps);
+            }
+            return Err(e);
+        }
+    };
+    let init = HeaderInit {
+        kind: Kind::WhenAll,
+        generation: place.next_generation(),
+        priority: Priority::Regular,
+        team: false,
+        scheduler: place.shared,
+        function: None,
+        destroy: None,
+        size: count as u32,
+        alloc_size: bytes as u32,
+        refs: result_ref + INTERNAL_REF,
+    };
+    // SAFETY: a fresh block of `bytes` bytes, ours.
+    let w = unsafe { TaskHeader::init(block, &init) };
+    // SAFETY: the array has room for `count` pointers.
+    unsafe {
+        bytes::copy(
+            TaskHeader::dependences_ptr(w).cast(),
+            deps.as_ptr().cast(),
+            std::mem::size_of_val(deps),
+        );
+    }
+    place.count(Count::WhenAlls);
+    // SAFETY (dereferences below): the caller holds every dependence during this call.
+    let last_incomplete = deps
+        .iter()
+        .rposition(|&d| !d.is_null() && !unsafe { (*d).is_complete() });
+    let header = unsafe { w.as_ref() };
+    let owned = if holds == Holds::Owned { count } else { 0 };
+    match last_incomplete {
+        None => {
+            // SAFETY: the when_all is not published yet.
+            unsafe {
+                header.set_retained(owned as u32);
+                header.set_scan(0);
+            }
+            place.complete(w);
+        }
+        Some(last) => {
+            let retained = match holds {
+                Holds::Owned => owned,
+                Holds::Borrowed => {
+                    let array = TaskHeader::dependences_ptr(w);
+                    for (i, &d) in deps[..last].iter().enumerate() {
+                        match NonNull::new(d) {
+                            // Complete for good: nothing to wait for, so no hold either.
+                            Some(d) if unsafe { d.as_ref() }.is_complete() => unsafe {
+                                *array.add(i) = std::ptr::null_mut();
+                            },
+                            Some(d) => unsafe { d.as_ref() }.add_ref(INTERNAL_REF, place.access),
+                            None => {}
+                        }
+                    }
+                    last
+                }
+            };
+            // SAFETY: not published yet.
+            unsafe {
+                header.set_retained(retained as u32);
+                header.set_scan(last as u32 + 1);
+            }
+            place.advance_when_all(w);
+        }
+    }
+    Ok(w)
+}
+
+/// Drops one internal hold on each non-null entity.
+fn release_all(place: &Place<'_>, entities: &[*mut TaskHeader]) {
+    for &e in entities {
+        if let Some(e) = NonNull::new(e) {
+            place.release_internal(e);
+        }
+    }
+}
+
+/// Runs `f` at the place for the calling thread: its worker if it runs a wait of `scheduler`,
+/// else a host place in a foreign section.
+fn at_place<R>(
+    scheduler: &Scheduler,
+    what: &str,
+    f: impl FnOnce(&Place<'_>) -> Result<R>,
+) -> Result<R> {
+    let shared = scheduler.shared();
+    if let Some(worker) = shared.current_worker() {
+        let place = Place::worker(shared, worker);
+        return f(&place);
+    }
+    let guard = shared.enter_foreign(what)?;
+    let place = Place::host(shared, &guard);
+    f(&place)
+}
+
+impl Scheduler {
+    /// A future that completes when all of `dependences` have (000 §3.2.2 `when_all`); complete
+    /// at once when they all are (or there are none). From the host, or from a task of this
+    /// scheduler.
+    ///
+    /// Errors: `InvalidArgument` for a future of another scheduler, `PoolExhausted`, `Busy` from
+    /// a thread outside a running wait.
+    pub fn when_all(&self, dependences: &[&Future]) -> Result<Future> {
+        let shared = self.shared();
+        let deps: Vec<*mut TaskHeader> = dependences
+            .iter()
+            .map(|f| f.checked_header(shared).map(NonNull::as_ptr))
+            .collect::<Result<_>>()?;
+        at_place(self, "when_all", |place| when_all(place, &deps, "when_all"))
+            .map(Future::from_header)
+    }
+
+    /// A when_all of the futures `generator(i)` returns for i in 0..count (000 §3.2.2); `None`
+    /// entries are skipped.
+    pub fn when_all_generate(
+        &self,
+        count: usize,
+        mut generator: impl FnMut(usize) -> Option<Future>,
+    ) -> Result<Future> {
+        let futures: Vec<Option<Future>> = (0..count).map(&mut generator).collect();
+        let shared = self.shared();
+        let deps: Vec<*mut TaskHeader> = futures
+            .iter()
+            .map(|f| match f {
+                Some(f) => f.checked_header(shared).map(NonNull::as_ptr),
+                None => Ok(std::ptr::null_mut()),
+            })
+            .collect::<Result<_>>()?;
+        at_place(self, "when_all", |place| when_all(place, &deps, "when_all"))
+            .map(Future::from_header)
+    }
+
+    /// `when_all` over validated entities of this scheduler (null entries skipped).
+    pub(crate) fn when_all_raw(
+        &self,
+        deps: &[*mut TaskHeader],
+        what: &str,
+    ) -> Result<NonNull<TaskHeader>> {
+        if deps.len() > u32::MAX as usize {
+            return Err(Error::invalid_argument(format!(
+                "{what}: {} dependences; at most {} are supported",
+                deps.len(),
+                u32::MAX
+            )));
+        }
+        at_place(self, what, |place| when_all(place, deps, what))
+    }
+}

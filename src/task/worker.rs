@@ -1,0 +1,185 @@
+//! A worker of a scheduler: one per thread of the execution space instance. It owns private ready
+//! queues, a block cache and counters, which only its thread touches during a wait, and publishes
+//! tasks for other workers in its `published` stacks.
+//!
+//! The calling thread's worker is kept in a thread-local while a wait runs, so that operations
+//! without a task context (future release, when_all through the scheduler) find it.
+
+use super::block_cache::BlockCache;
+use super::header::{Access, TaskHeader};
+use super::local_queue::LocalQueues;
+use super::ready_stack::ReadyStack;
+use super::scheduler::Shared;
+use super::statistics::Counters;
+use super::team_task::ExecutionRecord;
+use crate::exec::Team;
+use crate::pool::MemoryPool;
+use crate::priority::Priority;
+use std::cell::{Cell, UnsafeCell};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What only the worker's own thread touches (during a wait), or the waiting thread between
+/// waits.
+pub(crate) struct Owned {
+    pub(crate) local: LocalQueues,
+    pub(crate) cache: BlockCache,
+    pub(crate) counters: Counters,
+    /// How entity operations synchronize during this wait.
+    pub(crate) access: Access,
+    /// Generation of the next entity this worker allocates.
+    pub(crate) generation: u32,
+    /// Depth of tasks run inside a spawn (002 §3.3.2 mitigation).
+    pub(crate) nesting: u32,
+    /// Change of the scheduler's live entity count not yet added to `Shared::alive`.
+    pub(crate) alive_delta: i64,
+    /// Likewise for `Shared::alive_bytes`.
+    pub(crate) bytes_delta: i64,
+    /// Team tasks of this worker's team seen so far (members join each new one).
+    pub(crate) team_seq: u64,
+    /// The execution record of the single task this worker runs now (null otherwise), for
+    /// `ExecutionRecord::take_over_release`.
+    pub(crate) record: *const ExecutionRecord,
+}
+
+#[repr(align(128))]
+pub(crate) struct Worker {
+    pub(crate) rank: usize,
+    /// The thread running this worker's loop (`pthread_self`), 0 outside a wait. Lets a call
+    /// without a task context find its worker without a thread-local, which costs a call to
+    /// `__tls_get_addr` in a shared library.
+    thread: AtomicUsize,
+    /// Tasks this worker made visible to the others, one stack per priority.
+    pub(crate) published: [ReadyStack; 3],
+    /// The team of one that single tasks see as their team.
+    pub(crate) single_team: Team,
+    owned: UnsafeCell<Owned>,
+}
+
+// SAFETY: `owned` is only touched by the worker's thread during a wait and by the waiting thread
+// before and after it (the dispatch orders the two); everything else is atomic or immutable.
+unsafe impl Sync for Worker {}
+unsafe impl Send for Worker {}
+
+impl Worker {
+    pub(crate) fn new(rank: usize, pool: &MemoryPool, cache_limit: u32, single_team: Team) -> Self {
+        Worker {
+            rank,
+            thread: AtomicUsize::new(0),
+            published: std::array::from_fn(|_| ReadyStack::new()),
+            single_team,
+            owned: UnsafeCell::new(Owned {
+                local: LocalQueues::new(),
+                cache: BlockCache::new(pool, cache_limit),
+                counters: Counters::default(),
+                access: Access::Shared,
+                generation: 0,
+                nesting: 0,
+                alive_delta: 0,
+                bytes_delta: 0,
+                team_seq: 0,
+                record: std::ptr::null(),
+            }),
+        }
+    }
+
+    /// The worker's private state.
+    ///
+    /// # Safety
+    /// Only the worker's thread during a wait (or the waiting thread outside one), and the borrow
+    /// must end before anything that may re-enter the scheduler (a task function, a destroy
+    /// callback, a nested task run).
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn owned(&self) -> &mut Owned {
+        &mut *self.owned.get()
+    }
+
+    /// Whether the calling thread runs this worker's loop now.
+    #[inline]
+    pub(crate) fn is_current(&self) -> bool {
+        // Relaxed: a thread only ever finds its own id here, which it stored itself.
+        self.thread.load(Ordering::Relaxed) == this_thread()
+    }
+
+    #[inline]
+    pub(crate) fn access(&self) -> Access {
+        // SAFETY: a short read by the worker's thread.
+        unsafe { self.owned().access }
+    }
+
+    #[inline]
+    pub(crate) fn local_push(&self, task: NonNull<TaskHeader>, priority: Priority) {
+        // SAFETY: the worker's thread; no re-entry.
+        unsafe { self.owned().local.push(task, priority) }
+    }
+
+    #[inline]
+    pub(crate) fn local_pop(&self, priority: Priority) -> Option<NonNull<TaskHeader>> {
+        // SAFETY: as above.
+        unsafe { self.owned().local.pop(priority) }
+    }
+
+    #[inline]
+    pub(crate) fn next_generation(&self) -> u32 {
+        // SAFETY: as above.
+        let owned = unsafe { self.owned() };
+        owned.generation = owned.generation.wrapping_add(1);
+        owned.generation
+    }
+}
+
+/// An id of the calling thread, unique among live threads: its thread pointer, which the x86-64
+/// TLS ABI keeps at %fs:0 (one load, where `pthread_self` is a call into libc).
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[inline(always)]
+pub(crate) fn this_thread() -> usize {
+    let id: usize;
+    // SAFETY: reads the thread pointer's self-reference; no side effects.
+    unsafe {
+        std::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) id, options(nostack, readonly, preserves_flags, pure));
+    }
+    id
+}
+
+/// An id of the calling thread, unique among live threads (its pthread_t).
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[inline]
+pub(crate) fn this_thread() -> usize {
+    // SAFETY: pthread_self has no preconditions.
+    unsafe { libc::pthread_self() as usize }
+}
+
+thread_local! {
+    /// The scheduler and worker the calling thread serves during a wait; nulls outside one.
+    static CURRENT: Cell<(*const Shared, *const Worker)> =
+        const { Cell::new((std::ptr::null(), std::ptr::null())) };
+}
+
+/// The calling thread's scheduler and worker while it runs a wait's loop.
+#[inline]
+pub(crate) fn current() -> (*const Shared, *const Worker) {
+    CURRENT.with(Cell::get)
+}
+
+/// Marks the calling thread as `worker` of `shared` until dropped.
+pub(crate) struct CurrentWorker<'a> {
+    previous: (*const Shared, *const Worker),
+    worker: &'a Worker,
+}
+
+impl<'a> CurrentWorker<'a> {
+    pub(crate) fn enter(shared: &Shared, worker: &'a Worker) -> CurrentWorker<'a> {
+        let previous = CURRENT.with(|c| c.replace((shared, worker)));
+        worker.thread.store(this_thread(), Ordering::Relaxed);
+        shared.threads.insert(this_thread(), worker.rank);
+        CurrentWorker { previous, worker }
+    }
+}
+
+impl Drop for CurrentWorker<'_> {
+    fn drop(&mut self) {
+        self.worker.thread.store(0, Ordering::Relaxed);
+        CURRENT.with(|c| c.set(self.previous));
+    }
+}

@@ -1,0 +1,212 @@
+//! Model checks of the task DAG's lock-free lists under every interleaving (up to a preemption
+//! bound) and every weak-memory outcome loom explores:
+//! - the ready stack (002 Figs. 3.2–3.3): concurrent pushes and almost-atomic pops hand every
+//!   task to exactly one popper, which sees what the pusher wrote into it;
+//! - a wait queue against its completion (002 Fig. 3.6): a waiter pushed concurrently with the
+//!   close is either taken by the completer or told that the entity is complete, never both or
+//!   neither; the completer sees the waiter's state and the waiter sees the result.
+//!
+//! Run with:
+//!     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test loom_task
+//! The preemption bound defaults to 3; `LOOM_MAX_PREEMPTIONS` overrides it.
+//!
+//! Task contents are modelled by a loom `UnsafeCell` per task: a write before the hand-over and
+//! a read after it make loom report a data race if the hand-over does not order them.
+
+#![cfg(loom)]
+
+use loom::cell::UnsafeCell;
+use loom::sync::Arc;
+use loom::thread;
+use std::ptr::NonNull;
+use taskdag::task::header::{Access, TaskHeader};
+use taskdag::task::ready_stack::ReadyStack;
+use taskdag::task::wait_queue;
+
+fn check(model: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(3);
+    }
+    builder.check(model);
+}
+
+/// A task header and the contents a task would carry.
+struct Task {
+    header: Box<TaskHeader>,
+    contents: UnsafeCell<usize>,
+}
+
+impl Task {
+    fn new() -> Task {
+        Task {
+            header: TaskHeader::for_model(),
+            contents: UnsafeCell::new(0),
+        }
+    }
+
+    fn ptr(&self) -> NonNull<TaskHeader> {
+        NonNull::from(&*self.header)
+    }
+}
+
+// SAFETY: the model hands tasks between threads only through the structures under test, and the
+// contents are a loom cell that checks every access.
+unsafe impl Send for Task {}
+unsafe impl Sync for Task {}
+
+/// Which of `tasks` `ptr` is.
+fn index_of(tasks: &[Task], ptr: NonNull<TaskHeader>) -> usize {
+    tasks
+        .iter()
+        .position(|t| t.ptr() == ptr)
+        .expect("a pointer that was never pushed came out")
+}
+
+#[test]
+fn ready_stack_hands_each_task_to_exactly_one_popper() {
+    check(|| {
+        let tasks: Arc<Vec<Task>> = Arc::new((0..3).map(|_| Task::new()).collect());
+        let stack = Arc::new(ReadyStack::new());
+        let pushers: Vec<_> = (0..2)
+            .map(|t| {
+                let (tasks, stack) = (Arc::clone(&tasks), Arc::clone(&stack));
+                thread::spawn(move || {
+                    tasks[t].contents.with_mut(|c| unsafe { *c = t + 1 });
+                    unsafe { stack.push(tasks[t].ptr()) };
+                })
+            })
+            .collect();
+        let popper = {
+            let (tasks, stack) = (Arc::clone(&tasks), Arc::clone(&stack));
+            thread::spawn(move || {
+                let mut got = Vec::new();
+                for _ in 0..2 {
+                    if let Some(p) = stack.pop() {
+                        let i = index_of(&tasks, p);
+                        let seen = tasks[i].contents.with(|c| unsafe { *c });
+                        assert_eq!(seen, i + 1, "a popped task's contents are not visible");
+                        got.push(i);
+                    }
+                }
+                got
+            })
+        };
+        for p in pushers {
+            p.join().unwrap();
+        }
+        let mut popped = popper.join().unwrap();
+        while let Some(p) = stack.pop() {
+            popped.push(index_of(&tasks, p));
+        }
+        popped.sort_unstable();
+        assert_eq!(popped, vec![0, 1], "each task must come out exactly once");
+        assert!(stack.looks_empty());
+    });
+}
+
+#[test]
+fn two_poppers_never_take_the_same_task() {
+    check(|| {
+        let tasks: Arc<Vec<Task>> = Arc::new((0..2).map(|_| Task::new()).collect());
+        let stack = Arc::new(ReadyStack::new());
+        for t in tasks.iter() {
+            unsafe { stack.push(t.ptr()) };
+        }
+        let poppers: Vec<_> = (0..2)
+            .map(|_| {
+                let (tasks, stack) = (Arc::clone(&tasks), Arc::clone(&stack));
+                thread::spawn(move || {
+                    let p = stack.pop()?;
+                    let i = index_of(&tasks, p);
+                    // A task popped twice would be written by both poppers: a race loom reports.
+                    tasks[i].contents.with_mut(|c| unsafe { *c += 1 });
+                    Some(i)
+                })
+            })
+            .collect();
+        let mut popped: Vec<usize> = poppers
+            .into_iter()
+            .filter_map(|p| p.join().unwrap())
+            .collect();
+        popped.sort_unstable();
+        assert_eq!(popped, vec![0, 1]);
+    });
+}
+
+#[test]
+fn a_waiter_is_either_taken_by_the_completer_or_sees_the_completion() {
+    check(|| {
+        let entity = Arc::new(Task::new());
+        let waiter = Arc::new(Task::new());
+        let pusher = {
+            let (entity, waiter) = (Arc::clone(&entity), Arc::clone(&waiter));
+            thread::spawn(move || {
+                waiter.contents.with_mut(|c| unsafe { *c = 7 });
+                let pushed = unsafe {
+                    wait_queue::push(&entity.header.wait_head(), waiter.ptr(), Access::Shared)
+                };
+                if !pushed {
+                    // The dependence is complete: its result must be visible.
+                    assert!(wait_queue::is_closed(&entity.header.wait_head()));
+                    let result = entity.contents.with(|c| unsafe { *c });
+                    assert_eq!(result, 42, "a complete entity's result is not visible");
+                }
+                pushed
+            })
+        };
+        // The completer: writes the result, closes the queue, runs the waiters it got.
+        entity.contents.with_mut(|c| unsafe { *c = 42 });
+        let list = wait_queue::close(&entity.header.wait_head(), Access::Shared)
+            .expect("the queue was closed twice");
+        let mut taken = 0;
+        let mut next = list;
+        while let Some(w) = NonNull::new(next) {
+            next = unsafe { wait_queue::next_waiter(w) };
+            assert_eq!(w, waiter.ptr());
+            let state = waiter.contents.with(|c| unsafe { *c });
+            assert_eq!(state, 7, "a waiter's state is not visible to the completer");
+            taken += 1;
+        }
+        let pushed = pusher.join().unwrap();
+        assert_eq!(
+            taken,
+            usize::from(pushed),
+            "a waiter was lost or scheduled twice"
+        );
+        assert!(wait_queue::close(&entity.header.wait_head(), Access::Shared).is_none());
+    });
+}
+
+#[test]
+fn two_waiters_racing_a_completion_are_each_scheduled_once() {
+    check(|| {
+        let entity = Arc::new(Task::new());
+        let waiters: Arc<Vec<Task>> = Arc::new((0..2).map(|_| Task::new()).collect());
+        let pushers: Vec<_> = (0..2)
+            .map(|t| {
+                let (entity, waiters) = (Arc::clone(&entity), Arc::clone(&waiters));
+                thread::spawn(move || unsafe {
+                    wait_queue::push(&entity.header.wait_head(), waiters[t].ptr(), Access::Shared)
+                })
+            })
+            .collect();
+        let list = wait_queue::close(&entity.header.wait_head(), Access::Shared).unwrap();
+        let mut taken = Vec::new();
+        let mut next = list;
+        while let Some(w) = NonNull::new(next) {
+            next = unsafe { wait_queue::next_waiter(w) };
+            taken.push(index_of(&waiters, w));
+        }
+        taken.sort_unstable();
+        let pushed: Vec<usize> = pushers
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.join().unwrap().then_some(i))
+            .collect();
+        assert_eq!(
+            taken, pushed,
+            "the completer must take exactly the waiters that got in"
+        );
+    });
+}

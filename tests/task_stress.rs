@@ -1,0 +1,168 @@
+//! Stress tests of the task DAG with more workers than cores: exact Fibonacci numbers from many
+//! repetitions, and random DAGs of spawns, when_alls and respawns whose every task must run the
+//! expected number of times.
+//!
+//! The Fibonacci repetitions are long in a debug build and run in release mode only (scripts/test.sh
+//! runs `cargo test --release --test task_stress`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use taskdag::exec::{PoolOptions, Space};
+use taskdag::pool::{MemoryPool, PoolConfig};
+use taskdag::priority::Priority;
+use taskdag::task::{Future, Policy, Scheduler, SchedulerConfig, TaskContext};
+
+fn scheduler(workers: usize, pool_bytes: usize) -> Scheduler {
+    let space = Space::threads(&PoolOptions {
+        threads: workers,
+        ..PoolOptions::default()
+    })
+    .unwrap();
+    let pool = Arc::new(MemoryPool::new(&PoolConfig::with_total(pool_bytes)).unwrap());
+    Scheduler::new(space, pool, SchedulerConfig::default()).unwrap()
+}
+
+fn fib_task(n: i64) -> impl FnMut(&TaskContext<'_>) + Send + 'static {
+    let mut children: Option<(Future, Future)> = None;
+    move |ctx| {
+        if n < 2 {
+            ctx.set_result(n).unwrap();
+        } else if let Some((a, b)) = &children {
+            ctx.set_result(a.get::<i64>().unwrap() + b.get::<i64>().unwrap())
+                .unwrap();
+        } else {
+            let high = Policy::single().priority(Priority::High);
+            let a = ctx.spawn(&high, 8, fib_task(n - 2)).unwrap();
+            let b = ctx.spawn(&Policy::single(), 8, fib_task(n - 1)).unwrap();
+            let all = ctx.when_all(&[&a, &b]).unwrap();
+            ctx.respawn(Some(&all), Priority::High).unwrap();
+            children = Some((a, b));
+        }
+    }
+}
+
+fn fib_27_a_hundred_times(workers: usize) {
+    let s = scheduler(workers, 32 << 20);
+    for round in 0..100 {
+        let f = s.spawn(&Policy::single(), 8, fib_task(27)).unwrap();
+        s.wait().unwrap();
+        assert_eq!(
+            f.get::<i64>().unwrap(),
+            196_418,
+            "round {round}, {workers} workers"
+        );
+    }
+    let st = s.statistics().unwrap();
+    assert_eq!(st.tasks_spawned, 100 * 635_621);
+    assert_eq!(st.tasks_completed, st.tasks_spawned);
+    assert_eq!(st.alive, 0);
+    assert_eq!(s.pool().usage_statistics().consumed_blocks, 0);
+}
+
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "long in a debug build; runs with --release"
+)]
+fn fib_27_a_hundred_times_on_two_workers_is_exact() {
+    fib_27_a_hundred_times(2);
+}
+
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "long in a debug build; runs with --release"
+)]
+fn fib_27_a_hundred_times_on_eight_workers_is_exact() {
+    fib_27_a_hundred_times(8);
+}
+
+/// xorshift64: a fixed sequence per seed.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A task that, `depth` levels deep, spawns a random number of children with random priorities,
+/// some of them after a sibling, waits for all of them through a when_all, and counts its runs.
+fn random_task(
+    seed: u64,
+    depth: u32,
+    runs: Arc<AtomicU64>,
+    tasks: Arc<AtomicU64>,
+) -> impl FnMut(&TaskContext<'_>) + Send + 'static {
+    let mut children: Vec<Future> = Vec::new();
+    let mut respawned = false;
+    move |ctx| {
+        runs.fetch_add(1, Ordering::Relaxed);
+        if depth == 0 || respawned {
+            for c in &children {
+                assert!(c.is_ready(), "a dependence ran after its dependent");
+            }
+            children.clear();
+            return;
+        }
+        tasks.fetch_add(1, Ordering::Relaxed);
+        let mut random = Random(seed | 1);
+        let count = 1 + random.below(4);
+        for i in 0..count {
+            let priority = Priority::ALL[random.below(3) as usize];
+            let after =
+                (i > 0 && random.below(2) == 0).then(|| &children[random.below(i) as usize]);
+            let policy = Policy {
+                dependence: after,
+                priority,
+            };
+            let child = random_task(
+                seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(i),
+                depth - 1,
+                Arc::clone(&runs),
+                Arc::clone(&tasks),
+            );
+            let f = ctx.spawn(&policy, 0, child).unwrap();
+            children.push(f);
+        }
+        let refs: Vec<&Future> = children.iter().collect();
+        let all = ctx.when_all(&refs).unwrap();
+        ctx.respawn(Some(&all), Priority::ALL[random.below(3) as usize])
+            .unwrap();
+        respawned = true;
+    }
+}
+
+#[test]
+fn random_dags_run_every_task_the_expected_number_of_times() {
+    for workers in [1, 3, 8] {
+        let s = scheduler(workers, 8 << 20);
+        for seed in 1..9u64 {
+            let runs = Arc::new(AtomicU64::new(0));
+            let inner = Arc::new(AtomicU64::new(0));
+            let spawned_before = s.statistics().unwrap().tasks_spawned;
+            let root = s
+                .spawn(
+                    &Policy::single(),
+                    0,
+                    random_task(seed, 8, Arc::clone(&runs), Arc::clone(&inner)),
+                )
+                .unwrap();
+            s.wait().unwrap();
+            assert!(root.is_ready());
+            let spawned = s.statistics().unwrap().tasks_spawned - spawned_before;
+            // Inner tasks run twice (to spawn their children, then after them), leaves once.
+            assert_eq!(
+                runs.load(Ordering::Relaxed),
+                spawned + inner.load(Ordering::Relaxed),
+                "seed {seed}, {workers} workers"
+            );
+        }
+        let st = s.statistics().unwrap();
+        assert_eq!(st.alive, 0, "{workers} workers: {st:?}");
+        assert_eq!(st.tasks_completed, st.tasks_spawned);
+    }
+}
