@@ -13,5 +13,6 @@ pub mod priority;
 pub mod runtime;
 mod sync;
 pub mod topology;
+pub mod work_graph;
 
 pub use error::{Error, ErrorKind};
