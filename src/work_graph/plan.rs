@@ -53,7 +53,9 @@ fn stack_slots() -> usize {
     if cfg!(loom) {
         2
     } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get()).max(16)
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .max(16)
     }
 }
 
@@ -176,7 +178,10 @@ impl WorkGraph {
         }
         if self.dirty.load(Ordering::Relaxed) {
             self.items.iter().for_each(ItemState::reset);
-            self.stacks.iter().flat_map(|s| s.0.iter()).for_each(ReadyStack::clear);
+            self.stacks
+                .iter()
+                .flat_map(|s| s.0.iter())
+                .for_each(ReadyStack::clear);
         }
         for (cursor, range) in self.cursors.iter().zip(&self.root_ranges) {
             cursor.store(range.start, Ordering::Relaxed);

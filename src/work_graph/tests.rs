@@ -99,7 +99,10 @@ fn a_graph_keeps_its_rows_and_entries() {
     assert_eq!(g.entries(), &[1, 2, 2]);
     let empty = Crs::new::<i64>(&[0], &[]).unwrap();
     assert_eq!((empty.num_rows(), empty.num_entries()), (0, 0));
-    assert_eq!(Crs::new(&[0u32, 1, 1], &[1u32]).unwrap(), crs(&[0, 1, 1], &[1]));
+    assert_eq!(
+        Crs::new(&[0u32, 1, 1], &[1u32]).unwrap(),
+        crs(&[0, 1, 1], &[1])
+    );
 }
 
 #[test]
@@ -137,7 +140,10 @@ fn transpose_reverses_every_edge() {
     let t = g.transpose();
     assert_eq!(t.row_map(), &[0, 0, 1, 2, 4]);
     assert_eq!(t.entries(), &[0, 0, 1, 2]);
-    assert_eq!(Crs::new::<i64>(&[0], &[]).unwrap().transpose().num_rows(), 0);
+    assert_eq!(
+        Crs::new::<i64>(&[0], &[]).unwrap().transpose().num_rows(),
+        0
+    );
 }
 
 #[test]
@@ -153,7 +159,9 @@ fn transpose_of_the_transpose_is_the_original() {
         // Rows with sorted entries (duplicates allowed), any direction, cycles allowed.
         let mut edges = Vec::new();
         for i in 0..n {
-            let mut row: Vec<usize> = (0..next() % 6).map(|_| (next() % n as u64) as usize).collect();
+            let mut row: Vec<usize> = (0..next() % 6)
+                .map(|_| (next() % n as u64) as usize)
+                .collect();
             row.sort_unstable();
             edges.extend(row.into_iter().map(|j| (i, j)));
         }
@@ -183,7 +191,10 @@ fn a_cycle_is_reported_with_an_item_on_it_and_its_length() {
     let items: Vec<u32> = listed.split(" -> ").map(|s| s.parse().unwrap()).collect();
     assert_eq!(items.len(), 4, "{m}");
     assert_eq!(items[0], items[3]);
-    assert!(m.starts_with(&format!("item {} is on a cycle", items[0])), "{m}");
+    assert!(
+        m.starts_with(&format!("item {} is on a cycle", items[0])),
+        "{m}"
+    );
     let mut on_cycle = items[..3].to_vec();
     on_cycle.sort_unstable();
     assert_eq!(on_cycle, [1, 2, 3]);
@@ -208,7 +219,9 @@ fn priorities_must_cover_every_item() {
     let g = Arc::new(from_edges(3, &[(0, 1)]));
     let e = WorkGraph::new(g, Some(&[Priority::High])).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    assert!(e.message().contains("1 priorities given for a graph of 3 items"));
+    assert!(e
+        .message()
+        .contains("1 priorities given for a graph of 3 items"));
 }
 
 #[test]
@@ -294,9 +307,7 @@ fn fibonacci_of_000_figure_3_6() {
         k += 1;
     }
     // Row i: the parent of item i executes after it (the figure's m_graph).
-    let row_map: Vec<u32> = std::iter::once(0)
-        .chain(0..inputs.len() as u32)
-        .collect();
+    let row_map: Vec<u32> = std::iter::once(0).chain(0..inputs.len() as u32).collect();
     let entries: Vec<u32> = inputs[1..].iter().map(|&(_, p)| p as u32).collect();
     let graph = Crs::from_parts(row_map, entries).unwrap();
     let depend = graph.transpose();
