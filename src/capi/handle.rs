@@ -31,6 +31,11 @@ pub(crate) unsafe trait Handle: Sized {
 const KNOWN_TAGS: &[(u64, &str)] = &[
     (super::pool::td_pool::TAG, super::pool::td_pool::NAME),
     (super::space::td_space::TAG, super::space::td_space::NAME),
+    (super::crs::td_crs::TAG, super::crs::td_crs::NAME),
+    (
+        super::work_graph::td_work_graph::TAG,
+        super::work_graph::td_work_graph::NAME,
+    ),
 ];
 
 pub(crate) struct Slot {

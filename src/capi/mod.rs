@@ -8,6 +8,7 @@
 #![allow(non_camel_case_types, clippy::missing_safety_doc)]
 
 mod boundary;
+mod crs;
 mod error;
 mod handle;
 mod library;
@@ -17,7 +18,9 @@ mod priority;
 mod space;
 mod status;
 mod team;
+mod work_graph;
 
+pub use crs::*;
 pub use error::{td_last_error, td_last_error_message};
 pub use library::*;
 pub use memory_space::{td_memory_space, TD_SPACE_CUDA, TD_SPACE_CUDA_HOST_PINNED, TD_SPACE_HOST};
@@ -26,3 +29,4 @@ pub use priority::*;
 pub use space::*;
 pub use status::{td_status, td_status_string};
 pub use team::*;
+pub use work_graph::*;

@@ -14,7 +14,6 @@ pub const TD_PRIORITY_REGULAR: td_priority = 1;
 /// Runs only when no High or Regular work is ready.
 pub const TD_PRIORITY_LOW: td_priority = 2;
 
-#[allow(dead_code)] // TEMP: users land with the task and work DAGs
 pub(crate) fn priority_arg(value: td_priority, name: &str) -> CResult<Priority> {
     enum_arg(
         value,

@@ -4,7 +4,8 @@
 //!
 //! Kahn's algorithm removes items whose predecessors are all removed; items left over have a
 //! predecessor that is left over too, so walking from one of them to a left-over predecessor,
-//! again and again, must revisit an item: that revisit closes a cycle.
+//! again and again, must revisit an item: that revisit closes a cycle. The topological order it
+//! produces also gives each item's height (longest path to the end), which orders the roots.
 
 use super::crs::Crs;
 use crate::error::{Error, ErrorKind, Result};
@@ -12,9 +13,18 @@ use crate::error::{Error, ErrorKind, Result};
 /// Items of a cycle listed in a message before it is abbreviated.
 const LISTED_ITEMS: usize = 12;
 
-/// The in-degree of each item (its number of execute-after dependences), once the graph is known
-/// to be acyclic. Fails with `Cycle` for a self-dependence or a cycle, naming an item on it.
-pub(super) fn dag_indegrees(graph: &Crs) -> Result<Vec<u32>> {
+/// What planning needs to know about an acyclic graph.
+pub(super) struct DagShape {
+    /// Number of execute-after dependences of each item (entries naming it).
+    pub indegree: Vec<u32>,
+    /// Items on the longest path from each item to the end of the graph, the item included
+    /// (its "bottom level" in list scheduling).
+    pub height: Vec<u32>,
+}
+
+/// The in-degree and height of each item, once the graph is known to be acyclic. Fails with
+/// `Cycle` for a self-dependence or a cycle, naming an item on it.
+pub(super) fn dag_shape(graph: &Crs) -> Result<DagShape> {
     let n = graph.num_rows();
     let mut indegree = vec![0u32; n];
     for i in 0..n {
@@ -49,7 +59,18 @@ pub(super) fn dag_indegrees(graph: &Crs) -> Result<Vec<u32>> {
     if order.len() < n {
         return Err(cycle_error(graph, &remaining));
     }
-    Ok(indegree)
+    // Heights in reverse topological order: every successor's height is known before its
+    // predecessors need it.
+    let mut height = remaining;
+    for &i in order.iter().rev() {
+        let below = graph
+            .row(i as usize)
+            .iter()
+            .map(|&j| height[j as usize])
+            .max();
+        height[i as usize] = 1 + below.unwrap_or(0);
+    }
+    Ok(DagShape { indegree, height })
 }
 
 /// Finds a cycle among the items Kahn's algorithm could not remove (`remaining > 0`) and

@@ -14,10 +14,10 @@
 use crate::error::{Error, ErrorKind, Result};
 use std::fmt::Display;
 
-/// Largest number of work items (rows): `u32::MAX` is kept free as the "no item" marker of the
-/// ready stacks.
+/// Largest number of work items (rows) in a graph, 2^32 - 2: indices are 32-bit and one value
+/// is kept free as the "no item" marker of the ready stacks.
 pub const MAX_ITEMS: usize = u32::MAX as usize - 1;
-/// Largest number of dependences (entries), so that offsets fit in `u32`.
+/// Largest number of dependences (entries) in a graph, 2^32 - 1, so that offsets are 32-bit.
 pub const MAX_ENTRIES: usize = u32::MAX as usize;
 
 /// An integer type callers may build a graph from: signed or unsigned, of any width. Values that
@@ -76,9 +76,9 @@ impl Crs {
         check_offsets(&offsets, entries.len())?;
         let mut targets = reserve(entries.len(), "entries")?;
         let n = offsets.len() - 1;
-        for i in 0..n {
-            for k in offsets[i] as usize..offsets[i + 1] as usize {
-                let v = entries[k];
+        for (i, row) in offsets.windows(2).enumerate() {
+            let start = row[0] as usize;
+            for (k, &v) in (start..).zip(&entries[start..row[1] as usize]) {
                 match v.to_u64() {
                     Some(x) if x < n as u64 => targets.push(x as u32),
                     _ => return Err(bad_entry(k, i, v, n)),
@@ -97,10 +97,11 @@ impl Crs {
         check_sizes(row_map.len(), entries.len())?;
         check_offsets(&row_map, entries.len())?;
         let n = row_map.len() - 1;
-        for i in 0..n {
-            for k in row_map[i] as usize..row_map[i + 1] as usize {
-                if entries[k] as usize >= n {
-                    return Err(bad_entry(k, i, entries[k], n));
+        for (i, row) in row_map.windows(2).enumerate() {
+            let start = row[0] as usize;
+            for (k, &v) in (start..).zip(&entries[start..row[1] as usize]) {
+                if v as usize >= n {
+                    return Err(bad_entry(k, i, v, n));
                 }
             }
         }

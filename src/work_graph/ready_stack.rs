@@ -3,8 +3,8 @@
 //! 000 §2.4.1 keeps one ready array Q(N) with a shared range (b, e) that every push and pop
 //! updates atomically; with many workers those two words become the bottleneck. Here each worker
 //! pushes onto its own stack per priority level and pops from it, and an idle worker pops from
-//! the others' stacks (work stealing). A stack is a Treiber stack threaded through the items'
-//! `link` fields, so it needs no storage of its own: like Q(N), the links are sized by N once,
+//! the others' stacks (work stealing). A stack is a Treiber stack threaded through a link per
+//! item, so it needs no storage of its own: like Q(N), the links are sized by N once,
 //! and a stack can hold every item without overflowing or allocating.
 //!
 //! Correctness. The `top` word changes only by compare-exchange (with several workers), so
@@ -25,7 +25,7 @@
 //! With a single worker (`SHARED == false`) nothing else touches the stacks during the run, so
 //! plain loads and stores replace the exchanges.
 
-use super::item_state::{ItemState, NO_ITEM};
+use super::item_state::NO_ITEM;
 use crate::sync::atomic::{AtomicU32, Ordering};
 
 pub(super) struct ReadyStack {
@@ -46,8 +46,8 @@ impl ReadyStack {
 
     /// Pushes `item`, which must not be on any stack in this run.
     #[inline]
-    pub(super) fn push<const SHARED: bool>(&self, item: u32, items: &[ItemState]) {
-        let link = &items[item as usize].link;
+    pub(super) fn push<const SHARED: bool>(&self, item: u32, links: &[AtomicU32]) {
+        let link = &links[item as usize];
         if !SHARED {
             link.store(self.top.load(Ordering::Relaxed), Ordering::Relaxed);
             self.top.store(item, Ordering::Relaxed);
@@ -70,13 +70,13 @@ impl ReadyStack {
 
     /// Pops the item on top, if any.
     #[inline]
-    pub(super) fn pop<const SHARED: bool>(&self, items: &[ItemState]) -> Option<u32> {
+    pub(super) fn pop<const SHARED: bool>(&self, links: &[AtomicU32]) -> Option<u32> {
         if !SHARED {
             let top = self.top.load(Ordering::Relaxed);
             if top == NO_ITEM {
                 return None;
             }
-            let below = items[top as usize].link.load(Ordering::Relaxed);
+            let below = links[top as usize].load(Ordering::Relaxed);
             self.top.store(below, Ordering::Relaxed);
             return Some(top);
         }
@@ -87,7 +87,7 @@ impl ReadyStack {
                 return None;
             }
             // Relaxed: ordered after the Acquire that read `top` (module comment).
-            let below = items[top as usize].link.load(Ordering::Relaxed);
+            let below = links[top as usize].load(Ordering::Relaxed);
             match self
                 .top
                 .compare_exchange_weak(top, below, Ordering::Acquire, Ordering::Acquire)

@@ -66,8 +66,8 @@ fn run_checked(plan: &WorkGraph, space: &Space) -> Vec<usize> {
     })
     .unwrap();
     let graph = plan.graph();
-    for i in 0..n {
-        let done = finish[i].load(Ordering::SeqCst);
+    for (i, finished) in finish.iter().enumerate() {
+        let done = finished.load(Ordering::SeqCst);
         assert_ne!(done, usize::MAX, "item {i} did not run");
         for &j in graph.row(i) {
             let began = start[j as usize].load(Ordering::SeqCst);

@@ -75,6 +75,10 @@ impl WorkGraph {
             completed: 0,
             slot: rank % self.stacks.len(),
         };
+        // The graph's arrays, read for every item, held here rather than reloaded through the
+        // plan's `Arc` each time.
+        let row_map = self.graph.row_map();
+        let entries = self.graph.entries();
         loop {
             let item = match self.next_local::<SHARED>(&mut local, size) {
                 Some(item) => item,
@@ -86,21 +90,27 @@ impl WorkGraph {
             };
             work(item as usize);
             local.completed += 1;
-            self.release_successors::<SHARED>(item, &mut local);
+            let successors = row_map[item as usize] as usize..row_map[item as usize + 1] as usize;
+            for &next in &entries[successors] {
+                if self.release::<SHARED>(next) {
+                    self.make_ready::<SHARED>(next, &mut local);
+                }
+            }
         }
     }
 
     /// The next item from the worker's own sources (1–4 of the module comment).
     #[inline]
     fn next_local<const SHARED: bool>(&self, local: &mut Local, size: usize) -> Option<u32> {
+        let continuation = local.continuation;
         if self.levels == 1 {
-            if local.continuation != NO_ITEM {
-                return Some(std::mem::replace(&mut local.continuation, NO_ITEM));
+            if continuation != NO_ITEM {
+                local.continuation = NO_ITEM;
+                return Some(continuation);
             }
             return self.take_at_level::<SHARED>(0, local, size);
         }
         for level in 0..self.levels {
-            let continuation = local.continuation;
             if continuation != NO_ITEM && self.level_of(continuation) == level {
                 local.continuation = NO_ITEM;
                 return Some(continuation);
@@ -128,7 +138,7 @@ impl WorkGraph {
         if let Some(k) = local.chunks[level].next() {
             return Some(self.roots[k]);
         }
-        if let Some(item) = self.stacks[local.slot][level].pop::<SHARED>(&self.items) {
+        if let Some(item) = self.stacks[local.slot][level].pop::<SHARED>(&self.links) {
             return Some(item);
         }
         self.claim_roots::<SHARED>(level, local, size)
@@ -163,30 +173,30 @@ impl WorkGraph {
         Some(self.roots[start])
     }
 
-    /// Releases the items that execute after `item`, keeping the first that becomes ready as
-    /// the continuation (or the higher-level one) and pushing the others.
+    /// Counts one completed predecessor of `item`; true when that was the last one, which
+    /// makes `item` ready (module comment).
     #[inline]
-    fn release_successors<const SHARED: bool>(&self, item: u32, local: &mut Local) {
-        for &next in self.graph.row(item as usize) {
-            let state = &self.items[next as usize];
-            // Acquire: see the writes of the predecessors that decremented before (module
-            // comment).
-            let pending = state.pending.load(Ordering::Acquire);
-            let ready = if pending == 1 {
-                true
-            } else if SHARED {
-                // AcqRel: publish F(item); see the others' writes if this is the last.
-                state.pending.fetch_sub(1, Ordering::AcqRel) == 1
+    fn release<const SHARED: bool>(&self, item: u32) -> bool {
+        let state = &self.items[item as usize];
+        if !SHARED {
+            let pending = state.pending.load(Ordering::Relaxed);
+            let left = if pending == 1 {
+                state.indegree
             } else {
-                state.pending.store(pending - 1, Ordering::Relaxed);
-                false
+                pending - 1
             };
-            if ready {
-                // Relaxed: nobody touches W(next) again in this run.
-                state.pending.store(state.indegree, Ordering::Relaxed);
-                self.make_ready::<SHARED>(next, local);
-            }
+            state.pending.store(left, Ordering::Relaxed);
+            return pending == 1;
         }
+        // Acquire: a 1 seen here makes the earlier decrements' Release visible.
+        let ready = state.pending.load(Ordering::Acquire) == 1
+            // AcqRel: publish F(item's predecessor); see the others' writes if this is the last.
+            || state.pending.fetch_sub(1, Ordering::AcqRel) == 1;
+        if ready {
+            // Relaxed: nobody touches W(item) again in this run.
+            state.pending.store(state.indegree, Ordering::Relaxed);
+        }
+        ready
     }
 
     #[inline]
@@ -204,12 +214,15 @@ impl WorkGraph {
 
     #[inline]
     fn push<const SHARED: bool>(&self, item: u32, local: &Local) {
-        self.stacks[local.slot][self.level_of(item)].push::<SHARED>(item, &self.items);
+        self.stacks[local.slot][self.level_of(item)].push::<SHARED>(item, &self.links);
     }
 
+    /// The dense priority level of `item` (0 when the graph has one level).
     #[inline]
     fn level_of(&self, item: u32) -> usize {
-        self.items[item as usize].level as usize
+        self.item_levels
+            .get(item as usize)
+            .map_or(0, |&l| l as usize)
     }
 
     /// With no local work left: reports the items run so far, then searches every stack level
@@ -229,7 +242,7 @@ impl WorkGraph {
                 }
                 for offset in 1..slots {
                     let victim = (local.slot + offset) % slots;
-                    if let Some(item) = self.stacks[victim][level].pop::<true>(&self.items) {
+                    if let Some(item) = self.stacks[victim][level].pop::<true>(&self.links) {
                         return Some(item);
                     }
                 }
