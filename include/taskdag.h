@@ -65,10 +65,10 @@
 #define TD_POOL_HEADER_RECLAIMING (1 << 9)
 
 /**
- * Largest number of work items (rows) in a graph, 2^32 - 2: indices are 32-bit and one value
- * is kept free as the "no item" marker of the ready stacks.
+ * Largest number of work items (rows) in a graph, 2^32 - 1, so that items, and positions in a
+ * plan's schedule, are 32-bit.
  */
-#define TD_WORK_GRAPH_MAX_ITEMS ((size_t)UINT32_MAX - 1)
+#define TD_WORK_GRAPH_MAX_ITEMS (size_t)UINT32_MAX
 
 /**
  * Largest number of dependences (entries) in a graph, 2^32 - 1, so that offsets are 32-bit.
@@ -375,8 +375,8 @@ extern "C" {
  * taskdag_crs%create_one_based). Duplicate entries are allowed and harmless.
  *
  * Checks, in O(N + NZ): row_map[0] = 0, offsets never decrease, row_map[num_rows] =
- * num_entries, every entry in [0, num_rows), and the limits num_rows <= 4294967294 and
- * num_entries <= 4294967295. Cycles are allowed here (a graph may be built to be transposed);
+ * num_entries, every entry in [0, num_rows), and the limits num_rows <= 4294967295 and
+ * num_entries <= 4294967295 (TD_WORK_GRAPH_MAX_ITEMS, TD_WORK_GRAPH_MAX_ENTRIES). Cycles are allowed here (a graph may be built to be transposed);
  * td_work_graph_create rejects them.
  *
  * Ownership: the arrays are copied (into 32-bit indices); the caller keeps them and may free
@@ -729,7 +729,9 @@ enum td_status td_team_barrier(const struct td_team *team);
  *
  * Checks in O(N + NZ) that the graph has no cycle: a self-dependence or cycle is reported as
  * TD_ERROR_CYCLE with a message naming an item on the cycle, its length and its items.
- * Allocates everything runs need (about 16 bytes per item); runs allocate nothing.
+ * Computes the schedule runs follow (an order in which items run, with higher priorities first
+ * and the longest chains first) and allocates everything runs need (about 12 bytes per item
+ * and 4 per dependence); runs allocate nothing.
  *
  * Ownership: the plan keeps its own reference to `graph` (release yours whenever you like);
  * `priorities` is copied. `*out` receives a new plan with one reference
@@ -745,8 +747,9 @@ enum td_status td_work_graph_create(const struct td_crs *graph,
 /**
  * Runs the work graph on `space`: calls `work_fn(i, user)` exactly once for every item i in
  * [0, N), each call F(j) beginning only after every F(i) that j executes after has returned.
- * Every thread of the space takes ready items; returns when all N calls have returned. A run
- * allocates nothing, and a plan may be run any number of times.
+ * One thread calls the items in the plan's order; several threads take consecutive chunks of
+ * that order, each waiting for an item's predecessors before calling it. Returns when all N
+ * calls have returned. A run allocates nothing, and a plan may be run any number of times.
  *
  * `work_fn` runs concurrently on the space's threads and must be thread-safe; it must not unwind
  * (throw) into taskdag. It may call taskdag, but running this plan again from inside it, or

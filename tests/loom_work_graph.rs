@@ -1,6 +1,7 @@
 //! Model checks of work-graph runs on two workers under every interleaving (up to a preemption
-//! bound) and every weak-memory outcome loom explores: the waiting-count protocol (including the
-//! load that skips the decrement), the ready stacks with stealing, root claims and termination.
+//! bound) and every weak-memory outcome loom explores: chunk claims from the shared cursor, the
+//! completion flags (Release after F, Acquire before a successor), waiting, run numbers across
+//! runs, and termination.
 //!
 //! Run with:
 //!     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test loom_work_graph
@@ -64,39 +65,52 @@ fn run_two_workers(n: usize, edges: &'static [(u32, u32)]) {
     });
 }
 
-/// Two roots released together: both workers may decrement item 2's count at once, or one may
-/// see it at 1 and skip the decrement; either way item 2 runs once, after both.
+/// Two inputs on different workers: item 2 waits for both flags, whichever worker claims it.
 #[test]
 fn a_join_runs_after_both_inputs() {
     run_two_workers(3, &[(0, 2), (1, 2)]);
 }
 
-/// A diamond: item 0 readies two items; the one it does not continue with goes onto its stack,
-/// where the other worker may steal it while the owner pops it.
+/// A diamond: the middle items may run on either worker, each after the top; the bottom after
+/// both.
 #[test]
-fn a_diamond_runs_in_order_with_stealing() {
+fn a_diamond_runs_in_order_on_two_workers() {
     run_two_workers(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]);
 }
 
-/// Three items released at once by one root: two of them are pushed, stolen and popped
-/// concurrently.
+/// Three items after one root: every item is claimed and run by exactly one worker.
 #[test]
-fn a_fan_out_hands_each_item_to_one_worker() {
+fn a_fan_out_runs_each_item_once() {
     run_two_workers(4, &[(0, 1), (0, 2), (0, 3)]);
 }
 
-/// The plan is reused: the second run starts from the counts the first run restored.
+/// A chain split across the workers' claims: each waits for the other's flag in turn.
 #[test]
-fn a_second_run_starts_from_restored_counts() {
+fn a_chain_alternates_between_workers() {
+    run_two_workers(3, &[(0, 1), (1, 2)]);
+}
+
+/// The plan is reused: flags set in the first run must not count as done in the second, which
+/// runs under a new run number.
+#[test]
+fn a_second_run_does_not_see_the_first_runs_flags() {
     check(|| {
         let graph = Arc::new(graph(3, &[(0, 2), (1, 2)]));
+        let predecessors = graph.transpose();
         let plan = Arc::new(WorkGraph::new(graph, None).unwrap());
         let outputs = Arc::new(Outputs((0..3).map(|_| UnsafeCell::new(0)).collect()));
         for run in 1..=2 {
             let out = Arc::clone(&outputs);
+            let before = predecessors.clone();
             plan.run_on_loom_threads(
                 2,
-                Arc::new(move |j: usize| out.0[j].with_mut(|p| unsafe { *p += 1 })),
+                Arc::new(move |j: usize| {
+                    for &i in before.row(j) {
+                        let ran = out.0[i as usize].with(|p| unsafe { *p });
+                        assert_eq!(ran, run, "item {j} started before item {i} ran again");
+                    }
+                    out.0[j].with_mut(|p| unsafe { *p += 1 });
+                }),
             );
             for cell in &outputs.0 {
                 assert_eq!(cell.with(|p| unsafe { *p }), run);

@@ -55,8 +55,8 @@ fn count_arg(value: i64, name: &str, max: usize) -> CResult<usize> {
 /// taskdag_crs%create_one_based). Duplicate entries are allowed and harmless.
 ///
 /// Checks, in O(N + NZ): row_map[0] = 0, offsets never decrease, row_map[num_rows] =
-/// num_entries, every entry in [0, num_rows), and the limits num_rows <= 4294967294 and
-/// num_entries <= 4294967295. Cycles are allowed here (a graph may be built to be transposed);
+/// num_entries, every entry in [0, num_rows), and the limits num_rows <= 4294967295 and
+/// num_entries <= 4294967295 (TD_WORK_GRAPH_MAX_ITEMS, TD_WORK_GRAPH_MAX_ENTRIES). Cycles are allowed here (a graph may be built to be transposed);
 /// td_work_graph_create rejects them.
 ///
 /// Ownership: the arrays are copied (into 32-bit indices); the caller keeps them and may free

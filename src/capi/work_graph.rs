@@ -58,7 +58,9 @@ unsafe fn priorities_arg(ptr: *const td_priority, n: usize) -> CResult<Option<Ve
 ///
 /// Checks in O(N + NZ) that the graph has no cycle: a self-dependence or cycle is reported as
 /// TD_ERROR_CYCLE with a message naming an item on the cycle, its length and its items.
-/// Allocates everything runs need (about 16 bytes per item); runs allocate nothing.
+/// Computes the schedule runs follow (an order in which items run, with higher priorities first
+/// and the longest chains first) and allocates everything runs need (about 12 bytes per item
+/// and 4 per dependence); runs allocate nothing.
 ///
 /// Ownership: the plan keeps its own reference to `graph` (release yours whenever you like);
 /// `priorities` is copied. `*out` receives a new plan with one reference
@@ -85,8 +87,9 @@ pub unsafe extern "C" fn td_work_graph_create(
 
 /// Runs the work graph on `space`: calls `work_fn(i, user)` exactly once for every item i in
 /// [0, N), each call F(j) beginning only after every F(i) that j executes after has returned.
-/// Every thread of the space takes ready items; returns when all N calls have returned. A run
-/// allocates nothing, and a plan may be run any number of times.
+/// One thread calls the items in the plan's order; several threads take consecutive chunks of
+/// that order, each waiting for an item's predecessors before calling it. Returns when all N
+/// calls have returned. A run allocates nothing, and a plan may be run any number of times.
 ///
 /// `work_fn` runs concurrently on the space's threads and must be thread-safe; it must not unwind
 /// (throw) into taskdag. It may call taskdag, but running this plan again from inside it, or

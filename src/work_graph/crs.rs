@@ -14,9 +14,9 @@
 use crate::error::{Error, ErrorKind, Result};
 use std::fmt::Display;
 
-/// Largest number of work items (rows) in a graph, 2^32 - 2: indices are 32-bit and one value
-/// is kept free as the "no item" marker of the ready stacks.
-pub const MAX_ITEMS: usize = u32::MAX as usize - 1;
+/// Largest number of work items (rows) in a graph, 2^32 - 1, so that items, and positions in a
+/// plan's schedule, are 32-bit.
+pub const MAX_ITEMS: usize = u32::MAX as usize;
 /// Largest number of dependences (entries) in a graph, 2^32 - 1, so that offsets are 32-bit.
 pub const MAX_ENTRIES: usize = u32::MAX as usize;
 

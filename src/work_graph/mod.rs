@@ -3,16 +3,15 @@
 //! dependences given up front as a compressed-row-storage graph; a run allocates nothing.
 //!
 //! Files: `crs` (the graph and its structural checks), `transpose` (000 §3.3.1
-//! `transpose_crs`), `acyclic` (cycle check naming the cycle), `plan` (`WorkGraph`, made once
-//! and run many times), `item_state` (per-item waiting count and links), `ready_stack` (the
-//! lock-free ready stacks and their correctness argument), `worker` (the scheduler loop,
-//! priorities, stealing, termination), `tests`.
+//! `transpose_crs`), `acyclic` (cycle check naming the cycle, and each item's height),
+//! `schedule` (the order computed once per plan, with priorities), `plan` (`WorkGraph`, made
+//! once and run many times), `worker` (the run: completion flags, chunk claims, their
+//! correctness argument), `tests`.
 
 mod acyclic;
 mod crs;
-mod item_state;
 mod plan;
-mod ready_stack;
+mod schedule;
 mod transpose;
 mod worker;
 
