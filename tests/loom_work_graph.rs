@@ -90,6 +90,14 @@ fn a_chain_alternates_between_workers() {
     run_two_workers(3, &[(0, 1), (1, 2)]);
 }
 
+/// Chunks of two positions (under loom): item 0 then 1 for one worker, 2 then 3 for the other.
+/// Item 2 waits for item 0, item 3 for nothing: a worker that finds 2 not ready runs 3 first
+/// and comes back to 2.
+#[test]
+fn chunks_skip_items_that_are_not_ready() {
+    run_two_workers(4, &[(0, 2)]);
+}
+
 /// The plan is reused: flags set in the first run must not count as done in the second, which
 /// runs under a new run number.
 #[test]

@@ -7,42 +7,46 @@
 //! scatters the work function's accesses. Here the graph being static is used further: the
 //! plan has already fixed the order (`schedule`), so
 //! - one worker simply calls F in that order: a topological order needs no checks at all;
-//! - several workers claim consecutive chunks of positions from one shared cursor and run each
-//!   chunk in order. Before running the item at position p, a worker waits until every
-//!   predecessor's completion flag holds the current run's number; after F returns it stores
-//!   that number into p's flag. Per item this is one plain store and a load per dependence
-//!   (usually of a flag already set), with one fetch_add per chunk: no read-modify-write per
-//!   item or per dependence, and each worker walks positions, flags and (when items are
-//!   numbered sensibly) the work function's data in address order.
+//! - several workers claim consecutive chunks of (at most 64) positions from one shared cursor.
+//!   A worker runs the item at position p once every predecessor's completion flag holds the
+//!   current run's number, and after F returns stores that number into p's flag. It goes
+//!   through its chunk in order, skipping items that are not ready yet and coming back to them,
+//!   and waits only when nothing left in its chunk can run. Per item this is one plain store
+//!   and a load per dependence (usually of a flag already set), with one fetch_add per chunk:
+//!   no read-modify-write per item or per dependence, and each worker walks positions, flags
+//!   and (when items are numbered sensibly) the work function's data in address order.
 //!
 //! Correctness.
 //! - Order: F(q) returns, then the flag of q is stored with Release; the worker of p loads it
 //!   with Acquire and sees the run's number only after that store, so F(p) happens after F(q).
-//!   Predecessors in the worker's own chunk ran earlier on the same thread. Flags from earlier
-//!   runs hold older numbers (`plan::begin`), so they never read as done.
+//!   Predecessors in the worker's own chunk are tracked in a bit mask and ran earlier on the
+//!   same thread. Flags from earlier runs hold older numbers (`plan::begin`), so they never
+//!   read as done.
 //! - Exactly once: the cursor's fetch_add hands each position to one worker.
 //! - Progress (no deadlock): predecessors always have smaller positions. Take the smallest
-//!   position m not yet completed. Its worker has completed every earlier position of its
-//!   chunk (they are smaller than m), so it is at m, and m's predecessors (smaller than m) are
-//!   complete: m runs. Hence waits always end, and a worker that claims nothing more is done;
-//!   the dispatch returns when all workers are.
+//!   position m not yet completed: its predecessors (smaller than m) are complete, those in
+//!   m's chunk by its worker's own mask, so that worker runs m at its next pass over the
+//!   chunk. Hence waits always end, and a worker that claims nothing more is done; the
+//!   dispatch returns when all workers are.
 //! - A panic in F sets `abort` (while unwinding); waiting workers stop waiting and no worker
 //!   claims another chunk, so the run ends and the panic is resumed on the caller.
 //!
-//! Cost of the static order: a worker waits when a predecessor of its next item is still
-//! running elsewhere, even if items later in the order are ready. With the height order this
-//! happens at the front of the schedule's wavefront, for about one item's time per level of
-//! the graph, which suits the homogeneous, fine-grained items a work graph is for.
+//! Cost of the static order: a worker waits when nothing in its chunk is ready, even if items
+//! later in the order are. With the height order this happens at the front of the schedule's
+//! wavefront, for about one item's time per level of the graph, which suits the homogeneous,
+//! fine-grained items a work graph is for.
 
 use super::plan::WorkGraph;
 use crate::sync::atomic::{AtomicBool, Ordering};
 
 /// Largest chunk of positions a worker claims at once: claims are rare enough to keep the
 /// cursor uncontended, and chunks small enough that workers follow one another closely
-/// through the order (a waiting worker holds back at most this many items).
-const MAX_CHUNK: usize = 64;
+/// through the order (a waiting worker holds back at most this many items). At most 64, the
+/// bits of the mask that tracks a chunk. (Under loom, 2: the models' small graphs then have
+/// chunks of several items that are not all ready at once.)
+const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 64 };
 /// A claim takes at most 1/(this × workers) of the positions left, as in guided scheduling.
-const CHUNK_DIVISOR: usize = 4;
+const CHUNK_DIVISOR: usize = if cfg!(loom) { 1 } else { 4 };
 /// Rounds an idle worker spins before it starts yielding its core.
 #[cfg(not(loom))]
 const SPIN_ROUNDS: u32 = 64;
@@ -69,36 +73,67 @@ impl WorkGraph {
             }
             let chunk = ((n - seen) / (CHUNK_DIVISOR * size)).clamp(1, MAX_CHUNK);
             let start = self.cursor.fetch_add(chunk, Ordering::Relaxed);
-            for p in start..(start + chunk).min(n) {
-                if !self.wait_for_predecessors(p, start, epoch) {
-                    return;
-                }
-                work(self.schedule.order[p] as usize);
-                // Release: a worker that sees this number also sees F's writes.
-                self.done[p].store(epoch, Ordering::Release);
+            if start < n && !self.run_chunk(start, (start + chunk).min(n), epoch, work) {
+                return;
             }
         }
     }
 
-    /// Waits until every predecessor of position `p` outside the worker's chunk (which starts
-    /// at `chunk_start`) has completed in run `epoch`. False if the run was aborted meanwhile.
-    #[inline]
-    fn wait_for_predecessors(&self, p: usize, chunk_start: usize, epoch: u32) -> bool {
-        for &q in self.schedule.predecessors(p) {
-            if q as usize >= chunk_start {
-                continue;
+    /// Runs positions `start..end` (at most 64): in order while their predecessors are done,
+    /// skipping any that are not yet ready and coming back to them, so that the worker waits
+    /// only when nothing in its chunk can run. False if the run was aborted meanwhile.
+    fn run_chunk<F: Fn(usize) + ?Sized>(
+        &self,
+        start: usize,
+        end: usize,
+        epoch: u32,
+        work: &F,
+    ) -> bool {
+        // Bit b set: position start + b has not run yet.
+        let mut left = u64::MAX >> (64 - (end - start));
+        let mut rounds = 0u32;
+        loop {
+            let before = left;
+            let mut bits = left;
+            while bits != 0 {
+                let b = bits.trailing_zeros();
+                bits &= bits - 1;
+                let p = start + b as usize;
+                if self.is_ready(p, start, left, epoch) {
+                    work(self.schedule.order[p] as usize);
+                    // Release: a worker that sees this number also sees F's writes.
+                    self.done[p].store(epoch, Ordering::Release);
+                    left &= !(1 << b);
+                }
             }
-            let flag = &self.done[q as usize];
-            let mut rounds = 0u32;
-            // Acquire: pairs with the Release store after F(q) (module comment).
-            while flag.load(Ordering::Acquire) != epoch {
+            if left == 0 {
+                return true;
+            }
+            if left == before {
                 if self.abort.load(Ordering::Relaxed) {
                     return false;
                 }
                 pause(&mut rounds);
+            } else {
+                rounds = 0;
             }
         }
-        true
+    }
+
+    /// True when every predecessor of position `p` has completed in run `epoch`: those in the
+    /// worker's own chunk (from `chunk_start`, not-yet-run ones flagged in `left`) by its own
+    /// bookkeeping, the others by their completion flags.
+    #[inline]
+    fn is_ready(&self, p: usize, chunk_start: usize, left: u64, epoch: u32) -> bool {
+        self.schedule.predecessors(p).iter().all(|&q| {
+            let q = q as usize;
+            if q >= chunk_start {
+                left & (1 << (q - chunk_start)) == 0
+            } else {
+                // Acquire: pairs with the Release store after F(q) (module comment).
+                self.done[q].load(Ordering::Acquire) == epoch
+            }
+        })
     }
 }
 
