@@ -7,11 +7,11 @@
 //! scatters the work function's accesses. Here the graph being static is used further: the
 //! plan has already fixed the order (`schedule`), so
 //! - one worker simply calls F in that order: a topological order needs no checks at all;
-//! - several workers claim consecutive chunks of (at most 64) positions from one shared cursor.
-//!   A worker runs the item at position p once every predecessor's completion flag holds the
-//!   current run's number, and after F returns stores that number into p's flag. It goes
-//!   through its chunk in order, skipping items that are not ready yet and coming back to them,
-//!   and waits only when nothing left in its chunk can run. Per item this is one plain store
+//! - several workers claim consecutive chunks of positions from one shared cursor. A worker
+//!   runs the item at position p once every predecessor's completion flag holds the current
+//!   run's number, and after F returns stores that number into p's flag. It goes through its
+//!   chunk in order, skipping items that are not ready yet and coming back to them, and waits
+//!   only when nothing left in its chunk can run. Per item this is one plain store
 //!   and a load per dependence (usually of a flag already set), with one fetch_add per chunk:
 //!   no read-modify-write per item or per dependence, and each worker walks positions, flags
 //!   and (when items are numbered sensibly) the work function's data in address order.
@@ -39,17 +39,20 @@
 use super::plan::WorkGraph;
 use crate::sync::atomic::{AtomicBool, Ordering};
 
-/// Largest chunk of positions a worker claims at once: claims are rare enough to keep the
-/// cursor uncontended, and chunks small enough that workers follow one another closely
-/// through the order (a waiting worker holds back at most this many items). At most 64, the
-/// bits of the mask that tracks a chunk. (Under loom, 2: the models' small graphs then have
-/// chunks of several items that are not all ready at once.)
-const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 64 };
-/// A claim takes at most 1/(this × workers) of the positions left, as in guided scheduling.
-const CHUNK_DIVISOR: usize = if cfg!(loom) { 1 } else { 4 };
+/// Largest chunk of positions a worker claims at once: large enough that claims stay rare with
+/// many workers on one shared cursor, and that a worker follows the dependences among nearby
+/// positions itself; small enough that a worker holds back few items while it waits. Chunks
+/// are otherwise 1/(`CHUNK_DIVISOR` × workers) of the positions left, as in guided scheduling,
+/// so they shrink towards the end of the run. (Under loom, chunks are exactly 2: the models'
+/// small graphs then have chunks of several items that are not all ready at once.)
+const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 256 };
+const MIN_CHUNK: usize = if cfg!(loom) { 2 } else { 1 };
+const CHUNK_DIVISOR: usize = 4;
+/// Words of the bit mask that tracks the positions of a chunk not yet run.
+const MASK_WORDS: usize = MAX_CHUNK.div_ceil(64);
 /// Rounds an idle worker spins before it starts yielding its core.
 #[cfg(not(loom))]
-const SPIN_ROUNDS: u32 = 64;
+const SPIN_ROUNDS: u32 = 16;
 
 impl WorkGraph {
     /// A run on one worker: the schedule is a topological order, so F runs in it unchecked.
@@ -71,7 +74,7 @@ impl WorkGraph {
             if seen >= n || self.abort.load(Ordering::Relaxed) {
                 return;
             }
-            let chunk = ((n - seen) / (CHUNK_DIVISOR * size)).clamp(1, MAX_CHUNK);
+            let chunk = ((n - seen) / (CHUNK_DIVISOR * size)).clamp(MIN_CHUNK, MAX_CHUNK);
             let start = self.cursor.fetch_add(chunk, Ordering::Relaxed);
             if start < n && !self.run_chunk(start, (start + chunk).min(n), epoch, work) {
                 return;
@@ -79,9 +82,9 @@ impl WorkGraph {
         }
     }
 
-    /// Runs positions `start..end` (at most 64): in order while their predecessors are done,
-    /// skipping any that are not yet ready and coming back to them, so that the worker waits
-    /// only when nothing in its chunk can run. False if the run was aborted meanwhile.
+    /// Runs positions `start..end`: in order while their predecessors are done, skipping any
+    /// that are not yet ready and coming back to them, so that the worker waits only when
+    /// nothing left in its chunk can run. False if the run was aborted meanwhile.
     fn run_chunk<F: Fn(usize) + ?Sized>(
         &self,
         start: usize,
@@ -89,51 +92,84 @@ impl WorkGraph {
         epoch: u32,
         work: &F,
     ) -> bool {
-        // Bit b set: position start + b has not run yet.
-        let mut left = u64::MAX >> (64 - (end - start));
+        let mut pending = Pending::new(start, end);
         let mut rounds = 0u32;
         loop {
-            let before = left;
-            let mut bits = left;
-            while bits != 0 {
-                let b = bits.trailing_zeros();
-                bits &= bits - 1;
-                let p = start + b as usize;
-                if self.is_ready(p, start, left, epoch) {
-                    work(self.schedule.order[p] as usize);
-                    // Release: a worker that sees this number also sees F's writes.
-                    self.done[p].store(epoch, Ordering::Release);
-                    left &= !(1 << b);
+            let mut progressed = false;
+            for w in 0..MASK_WORDS {
+                let mut bits = pending.words[w];
+                while bits != 0 {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let p = start + 64 * w + b;
+                    if self.is_ready(p, &pending, epoch) {
+                        work(self.schedule.order[p] as usize);
+                        // Release: a worker that sees this number also sees F's writes.
+                        self.done[p].store(epoch, Ordering::Release);
+                        pending.words[w] &= !(1 << b);
+                        progressed = true;
+                    }
                 }
             }
-            if left == 0 {
+            if pending.is_empty() {
                 return true;
             }
-            if left == before {
+            if progressed {
+                rounds = 0;
+            } else {
                 if self.abort.load(Ordering::Relaxed) {
                     return false;
                 }
                 pause(&mut rounds);
-            } else {
-                rounds = 0;
             }
         }
     }
 
     /// True when every predecessor of position `p` has completed in run `epoch`: those in the
-    /// worker's own chunk (from `chunk_start`, not-yet-run ones flagged in `left`) by its own
-    /// bookkeeping, the others by their completion flags.
+    /// worker's own chunk by its `pending` mask, the others by their completion flags.
     #[inline]
-    fn is_ready(&self, p: usize, chunk_start: usize, left: u64, epoch: u32) -> bool {
+    fn is_ready(&self, p: usize, pending: &Pending, epoch: u32) -> bool {
         self.schedule.predecessors(p).iter().all(|&q| {
             let q = q as usize;
-            if q >= chunk_start {
-                left & (1 << (q - chunk_start)) == 0
+            if q >= pending.start {
+                !pending.contains(q)
             } else {
                 // Acquire: pairs with the Release store after F(q) (module comment).
                 self.done[q].load(Ordering::Acquire) == epoch
             }
         })
+    }
+}
+
+/// The positions of a worker's chunk that have not run yet: bit b of word w stands for
+/// position `start + 64 w + b`.
+struct Pending {
+    start: usize,
+    words: [u64; MASK_WORDS],
+}
+
+impl Pending {
+    /// All of `start..end` (at most `MAX_CHUNK` positions).
+    fn new(start: usize, end: usize) -> Pending {
+        let len = end - start;
+        Pending {
+            start,
+            words: std::array::from_fn(|w| match len.saturating_sub(64 * w) {
+                0 => 0,
+                left if left >= 64 => u64::MAX,
+                left => (1 << left) - 1,
+            }),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// True if position `p` (>= start) is in the chunk and has not run.
+    fn contains(&self, p: usize) -> bool {
+        let offset = p - self.start;
+        offset < MAX_CHUNK && self.words[offset / 64] & (1 << (offset % 64)) != 0
     }
 }
 
