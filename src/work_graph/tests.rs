@@ -406,3 +406,44 @@ fn dispatch_from_another_thread_is_refused_and_runs_nothing() {
     assert_eq!(e.kind(), ErrorKind::WrongThread);
     run_checked(&p, &space);
 }
+
+/// Positions of the items in a plan's order, checking that every item appears once.
+fn positions(plan: &WorkGraph) -> Vec<usize> {
+    let mut at = vec![usize::MAX; plan.num_items()];
+    for (p, &item) in plan.order().iter().enumerate() {
+        assert_eq!(at[item as usize], usize::MAX, "item {item} scheduled twice");
+        at[item as usize] = p;
+    }
+    assert!(at.iter().all(|&p| p != usize::MAX), "an item is missing");
+    at
+}
+
+#[test]
+fn the_schedule_is_a_topological_order_with_or_without_priorities() {
+    let n = 2000;
+    let edges: Vec<_> = (0..n)
+        .flat_map(|i| [(i, (i * 7 + 3) % n), (i, (i * 31 + 11) % n)])
+        .filter(|&(i, j)| i < j)
+        .collect();
+    let graph = Arc::new(from_edges(n, &edges));
+    let levels: Vec<Priority> = (0..n).map(|i| Priority::ALL[i * 5 % 3]).collect();
+    for priorities in [None, Some(&levels[..])] {
+        let plan = WorkGraph::new(Arc::clone(&graph), priorities).unwrap();
+        let at = positions(&plan);
+        for &(i, j) in &edges {
+            assert!(at[i] < at[j], "item {j} is scheduled before item {i}");
+        }
+    }
+}
+
+#[test]
+fn the_longest_chain_is_scheduled_first() {
+    // Items 0..10 are independent; 10 -> 11 -> ... -> 19 is a chain of 10.
+    let edges: Vec<_> = (10..19).map(|i| (i, i + 1)).collect();
+    let plan = plan(from_edges(20, &edges));
+    // Heights 10 down to 2 along the chain, then every item of height 1 in index order: the
+    // independent items and the end of the chain.
+    assert_eq!(plan.order()[..9], (10..19).collect::<Vec<u32>>()[..]);
+    let last: Vec<u32> = (0..10).chain([19]).collect();
+    assert_eq!(plan.order()[9..], last[..]);
+}
