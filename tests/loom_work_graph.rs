@@ -98,6 +98,13 @@ fn chunks_skip_items_that_are_not_ready() {
     run_two_workers(4, &[(0, 2)]);
 }
 
+/// Six items in chunks of two: a worker that claims a second chunk first reads the low-water
+/// marks, and may skip the flag of a predecessor below them only if it is complete.
+#[test]
+fn the_low_water_mark_only_covers_completed_items() {
+    run_two_workers(6, &[(0, 4), (1, 5), (2, 4)]);
+}
+
 /// The plan is reused: flags set in the first run must not count as done in the second, which
 /// runs under a new run number.
 #[test]

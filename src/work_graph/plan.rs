@@ -30,10 +30,25 @@ pub struct WorkGraph {
     pub(super) epoch: AtomicU32,
     /// The next position of the schedule that no worker has claimed.
     pub(super) cursor: CachePadded<AtomicUsize>,
+    /// Per worker rank, a position that bounds from below every position it may still be
+    /// running (the low-water marks of `worker`).
+    pub(super) lows: Box<[CachePadded<AtomicUsize>]>,
     /// Set when a worker unwinds from a panicking work function, so the others stop.
     pub(super) abort: AtomicBool,
     /// True while a run is in progress (one at a time).
     running: AtomicBool,
+}
+
+/// Workers that keep a low-water mark: one per hardware thread, at least 16 so that test pools
+/// larger than the machine have them too. Runs on more workers do without.
+fn low_water_slots() -> usize {
+    if cfg!(loom) {
+        2
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .max(16)
+    }
 }
 
 impl WorkGraph {
@@ -88,6 +103,9 @@ impl WorkGraph {
             done: done.into_boxed_slice(),
             epoch: AtomicU32::new(0),
             cursor: CachePadded(AtomicUsize::new(0)),
+            lows: (0..low_water_slots())
+                .map(|_| CachePadded(AtomicUsize::new(0)))
+                .collect(),
             abort: AtomicBool::new(false),
             running: AtomicBool::new(false),
         })
@@ -124,7 +142,7 @@ impl WorkGraph {
             if w.size == 1 {
                 self.run_alone(&work);
             } else {
-                self.worker(w.size, &work);
+                self.worker(w.rank, w.size, &work);
             }
         })
     }
@@ -151,6 +169,7 @@ impl WorkGraph {
         };
         self.epoch.store(epoch, Ordering::Relaxed);
         self.cursor.store(0, Ordering::Relaxed);
+        self.lows.iter().for_each(|l| l.store(0, Ordering::Relaxed));
         self.abort.store(false, Ordering::Relaxed);
         Ok(Running(&self.running))
     }
@@ -164,13 +183,13 @@ impl WorkGraph {
     ) {
         let _running = self.begin().expect("the plan is not running");
         let threads: Vec<_> = (1..workers)
-            .map(|_| {
+            .map(|rank| {
                 let plan = Arc::clone(self);
                 let work = Arc::clone(&work);
-                loom::thread::spawn(move || plan.worker(workers, &*work))
+                loom::thread::spawn(move || plan.worker(rank, workers, &*work))
             })
             .collect();
-        self.worker(workers, &*work);
+        self.worker(0, workers, &*work);
         threads.into_iter().for_each(|t| t.join().unwrap());
     }
 }

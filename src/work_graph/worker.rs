@@ -28,6 +28,18 @@
 //!   m's chunk by its worker's own mask, so that worker runs m at its next pass over the
 //!   chunk. Hence waits always end, and a worker that claims nothing more is done; the
 //!   dispatch returns when all workers are.
+//! - Low water (skipping flags): a predecessor far behind the workers is certainly complete,
+//!   and its flag, at a random place for a random graph, would cost a cache miss. Each worker
+//!   has a mark: 0 when the run starts; before each claim, the cursor value it saw, which is at
+//!   most the start of the chunk it then claims and above every position it claimed before
+//!   (all complete by then); usize::MAX once it has finished its last chunk. A mark only grows,
+//!   and whatever value a mark held bounds from below every position its worker has claimed
+//!   and not completed, then and later (those are in its current chunk). Positions not yet
+//!   claimed are at or above the cursor, which also only grows. So L = min(cursor, marks), from
+//!   any values read, bounds every incomplete position: each q < L is complete. The mark value
+//!   above q that the reader saw for q's worker was stored (Release) after F(q) returned, and
+//!   the reader loads it with Acquire, so F(q) happens before whatever the reader runs next.
+//!   An aborting worker leaves its mark as it is.
 //! - A panic in F sets `abort` (while unwinding); waiting workers stop waiting and no worker
 //!   claims another chunk, so the run ends and the panic is resumed on the caller.
 //!
@@ -48,6 +60,9 @@ use crate::sync::atomic::{AtomicBool, Ordering};
 const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 256 };
 const MIN_CHUNK: usize = if cfg!(loom) { 2 } else { 1 };
 const CHUNK_DIVISOR: usize = 4;
+/// A worker reads the others' low-water marks every `workers / LOW_WATER_READERS` chunks, so
+/// that the marks' cache lines are read about this many times per chunk time.
+const LOW_WATER_READERS: usize = 4;
 /// Words of the bit mask that tracks the positions of a chunk not yet run.
 const MASK_WORDS: usize = MAX_CHUNK.div_ceil(64);
 /// Rounds an idle worker spins before it starts yielding its core.
@@ -62,24 +77,61 @@ impl WorkGraph {
         }
     }
 
-    /// Runs as one of `size` workers until no position is left to claim.
-    pub(super) fn worker<F: Fn(usize) + ?Sized>(&self, size: usize, work: &F) {
+    /// Runs as worker `rank` of `size` until no position is left to claim.
+    pub(super) fn worker<F: Fn(usize) + ?Sized>(&self, rank: usize, size: usize, work: &F) {
         let _abort = AbortOnUnwind(&self.abort);
         let n = self.schedule.order.len();
+        // Relaxed: stored by `begin` before the dispatch that started this worker.
         let epoch = self.epoch.load(Ordering::Relaxed);
+        // This worker's low-water mark, when every worker of the run has one.
+        let low = (size <= self.lows.len()).then(|| &self.lows[rank]);
+        let mut low_water = 0;
+        let mut chunks_since_refresh = 0;
         loop {
-            // Relaxed: positions are only claimed, each once, by fetch_add; the data they
-            // refer to is immutable during the run.
+            // Relaxed: only a hint for the chunk size and the mark (module comment).
             let seen = self.cursor.load(Ordering::Relaxed);
-            if seen >= n || self.abort.load(Ordering::Relaxed) {
+            if seen >= n {
+                if let Some(low) = low {
+                    // Release: everything this worker ran is complete (low-water argument).
+                    low.store(usize::MAX, Ordering::Release);
+                }
                 return;
             }
+            // Relaxed: `abort` only asks workers to stop; nothing is read on its account.
+            if self.abort.load(Ordering::Relaxed) {
+                return;
+            }
+            if let Some(low) = low {
+                // Release: what this worker ran so far is complete (module comment).
+                low.store(seen, Ordering::Release);
+                if chunks_since_refresh >= size.div_ceil(LOW_WATER_READERS) {
+                    low_water = self.low_water(size);
+                    chunks_since_refresh = 0;
+                }
+                chunks_since_refresh += 1;
+            }
             let chunk = ((n - seen) / (CHUNK_DIVISOR * size)).clamp(MIN_CHUNK, MAX_CHUNK);
+            // Relaxed: the fetch_add alone hands each position to one worker; the data the
+            // positions refer to is immutable during the run.
             let start = self.cursor.fetch_add(chunk, Ordering::Relaxed);
-            if start < n && !self.run_chunk(start, (start + chunk).min(n), epoch, work) {
+            let end = (start + chunk).min(n);
+            if start < n && !self.run_chunk(start, end, epoch, low_water, work) {
                 return;
             }
         }
+    }
+
+    /// A position below which every position has completed: the smallest low-water mark, or
+    /// the cursor if smaller (module comment).
+    fn low_water(&self, size: usize) -> usize {
+        // Relaxed: any value the cursor held bounds the positions not yet claimed.
+        let claimed = self.cursor.load(Ordering::Relaxed);
+        self.lows[..size]
+            .iter()
+            // Acquire: pairs with the Release store of the mark, made after the worker's
+            // earlier items completed, so skipping their flags still orders F after them.
+            .map(|l| l.load(Ordering::Acquire))
+            .fold(claimed, usize::min)
     }
 
     /// Runs positions `start..end`: in order while their predecessors are done, skipping any
@@ -90,6 +142,7 @@ impl WorkGraph {
         start: usize,
         end: usize,
         epoch: u32,
+        low_water: usize,
         work: &F,
     ) -> bool {
         let mut pending = Pending::new(start, end);
@@ -102,7 +155,7 @@ impl WorkGraph {
                     let b = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
                     let p = start + 64 * w + b;
-                    if self.is_ready(p, &pending, epoch) {
+                    if self.is_ready(p, &pending, epoch, low_water) {
                         work(self.schedule.order[p] as usize);
                         // Release: a worker that sees this number also sees F's writes.
                         self.done[p].store(epoch, Ordering::Release);
@@ -125,13 +178,16 @@ impl WorkGraph {
         }
     }
 
-    /// True when every predecessor of position `p` has completed in run `epoch`: those in the
-    /// worker's own chunk by its `pending` mask, the others by their completion flags.
+    /// True when every predecessor of position `p` has completed in run `epoch`: those below
+    /// the low-water mark without looking, those in the worker's own chunk by its `pending`
+    /// mask, the others by their completion flags.
     #[inline]
-    fn is_ready(&self, p: usize, pending: &Pending, epoch: u32) -> bool {
+    fn is_ready(&self, p: usize, pending: &Pending, epoch: u32, low_water: usize) -> bool {
         self.schedule.predecessors(p).iter().all(|&q| {
             let q = q as usize;
-            if q >= pending.start {
+            if q < low_water {
+                true
+            } else if q >= pending.start {
                 !pending.contains(q)
             } else {
                 // Acquire: pairs with the Release store after F(q) (module comment).
