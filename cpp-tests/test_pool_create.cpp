@@ -46,7 +46,7 @@ TEST_CASE("td_pool_create rejects a td_pool_args struct_size that is too small o
 }
 
 TEST_CASE("td_pool_create rejects an unknown memory_space and lists the valid ones") {
-  for (td_memory_space space : {-1, 1, 7, 1000}) {
+  for (td_memory_space space : {-1, 3, 7, 1000}) {
     CAPTURE(space);
     td_pool_args args = pool_args(1 << 16);
     args.memory_space = space;

@@ -11,10 +11,11 @@
 //!   runs the item at position p once every predecessor's completion flag holds the current
 //!   run's number, and after F returns stores that number into p's flag. It goes through its
 //!   chunk in order, skipping items that are not ready yet and coming back to them, and waits
-//!   only when nothing left in its chunk can run. Per item this is one plain store
-//!   and a load per dependence (usually of a flag already set), with one fetch_add per chunk:
-//!   no read-modify-write per item or per dependence, and each worker walks positions, flags
-//!   and (when items are numbered sensibly) the work function's data in address order.
+//!   only when nothing left in its chunk can run. Per item this is one plain store and a load
+//!   per dependence (usually of a flag already set, often skipped thanks to the low-water
+//!   marks), with one fetch_add per chunk: no read-modify-write per item or per dependence,
+//!   and each worker walks positions, flags and (when items are numbered sensibly) the work
+//!   function's data in address order.
 //!
 //! Correctness.
 //! - Order: F(q) returns, then the flag of q is stored with Release; the worker of p loads it
