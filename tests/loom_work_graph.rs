@@ -1,6 +1,7 @@
 //! Model checks of work-graph runs on two workers under every interleaving (up to a preemption
-//! bound) and every weak-memory outcome loom explores: chunk claims from the shared cursor, the
-//! completion flags (Release after F, Acquire before a successor), waiting, run numbers across
+//! bound) and every weak-memory outcome loom explores: slices of each height (one priority
+//! level) and chunk claims from the shared cursor (several levels), the completion flags
+//! (Release after F, Acquire before a successor), waiting, low-water marks, run numbers across
 //! runs, and termination.
 //!
 //! Run with:
@@ -15,6 +16,7 @@
 
 use loom::cell::UnsafeCell;
 use std::sync::Arc;
+use taskdag::priority::Priority;
 use taskdag::work_graph::{Crs, WorkGraph};
 
 fn check(model: impl Fn() + Sync + Send + 'static) {
@@ -43,10 +45,19 @@ fn graph(n: usize, edges: &[(u32, u32)]) -> Crs {
 
 /// Runs the graph of `edges` on two loom workers and checks order and completeness.
 fn run_two_workers(n: usize, edges: &'static [(u32, u32)]) {
+    run_two_workers_with(n, edges, None);
+}
+
+/// The same with priorities, which make the workers claim chunks from the shared cursor.
+fn run_two_workers_with(
+    n: usize,
+    edges: &'static [(u32, u32)],
+    priorities: Option<&'static [Priority]>,
+) {
     check(move || {
         let graph = Arc::new(graph(n, edges));
         let predecessors = graph.transpose();
-        let plan = Arc::new(WorkGraph::new(Arc::clone(&graph), None).unwrap());
+        let plan = Arc::new(WorkGraph::new(Arc::clone(&graph), priorities).unwrap());
         let outputs = Arc::new(Outputs((0..n).map(|_| UnsafeCell::new(0)).collect()));
         let out = Arc::clone(&outputs);
         plan.run_on_loom_threads(
@@ -90,19 +101,61 @@ fn a_chain_alternates_between_workers() {
     run_two_workers(3, &[(0, 1), (1, 2)]);
 }
 
-/// Chunks of two positions (under loom): item 0 then 1 for one worker, 2 then 3 for the other.
-/// Item 2 waits for item 0, item 3 for nothing: a worker that finds 2 not ready runs 3 first
-/// and comes back to 2.
+/// Claimed chunks of two positions (priorities make the workers claim from the cursor; the
+/// schedule is items 0, 1, 2, 3): item 2 waits for item 0, item 3 for nothing, so a worker
+/// that claims 2 and 3 while 0 runs runs 3 first and comes back to 2.
 #[test]
 fn chunks_skip_items_that_are_not_ready() {
-    run_two_workers(4, &[(0, 2)]);
+    const LEVELS: &[Priority] = &[
+        Priority::High,
+        Priority::High,
+        Priority::Regular,
+        Priority::Low,
+    ];
+    run_two_workers_with(4, &[(0, 2)], Some(LEVELS));
 }
 
-/// Six items in chunks of two: a worker that claims a second chunk first reads the low-water
-/// marks, and may skip the flag of a predecessor below them only if it is complete.
+/// Six items in two heights: before its chunk of the second height a worker reads the
+/// low-water marks, and may skip the flag of a predecessor below them only if it is complete.
 #[test]
 fn the_low_water_mark_only_covers_completed_items() {
     run_two_workers(6, &[(0, 4), (1, 5), (2, 4)]);
+}
+
+/// Slices of each height: items 0 and 1 (height 2) go one to each worker; at height 1 worker 0
+/// gets item 2 (after 1, the other worker's) and worker 1 gets items 3 (after 0, the other
+/// worker's) and 4 (after nothing), so it may run 4 first while 3 waits.
+#[test]
+fn slices_run_ready_items_first_and_wait_for_the_others() {
+    run_two_workers(5, &[(0, 3), (1, 2)]);
+}
+
+/// With priorities the workers claim chunks of two from the shared cursor: the diamond's
+/// middle items may be claimed by either worker while the top is still running.
+#[test]
+fn claimed_chunks_keep_the_order() {
+    const LEVELS: &[Priority] = &[
+        Priority::High,
+        Priority::Low,
+        Priority::High,
+        Priority::Regular,
+    ];
+    run_two_workers_with(4, &[(0, 1), (0, 2), (1, 3), (2, 3)], Some(LEVELS));
+}
+
+/// Low-water marks with claimed chunks: a worker's second claim reads the marks and may skip a
+/// predecessor's flag only if it is complete.
+#[test]
+fn claimed_chunks_trust_only_complete_low_water() {
+    const LEVELS: &[Priority] = &[
+        Priority::High,
+        Priority::High,
+        Priority::Low,
+        Priority::Low,
+        Priority::Regular,
+        Priority::Regular,
+    ];
+    run_two_workers_with(6, &[(0, 4), (1, 5), (2, 4)], Some(LEVELS));
 }
 
 /// The plan is reused: flags set in the first run must not count as done in the second, which

@@ -28,6 +28,10 @@ pub(super) struct Schedule {
     pub pred_offsets: Box<[u32]>,
     /// Positions of predecessors; each is smaller than the position it precedes.
     pub pred_positions: Box<[u32]>,
+    /// With one priority level: where each height starts in the order (tallest first), and
+    /// the order's length at the end. Items of one height never depend on each other. Empty
+    /// with several levels.
+    pub level_starts: Box<[u32]>,
 }
 
 impl Schedule {
@@ -38,6 +42,16 @@ impl Schedule {
             priority_order(graph, shape, levels, level_count)
         } else {
             height_order(&shape.height)
+        };
+        let level_starts = if level_count > 1 {
+            Vec::new()
+        } else {
+            let height = |p: usize| shape.height[order[p] as usize];
+            (0..order.len())
+                .filter(|&p| p == 0 || height(p) != height(p - 1))
+                .chain([order.len()])
+                .map(|p| p as u32)
+                .collect()
         };
         let n = order.len();
         let mut position = vec![0u32; n];
@@ -61,6 +75,7 @@ impl Schedule {
             order: order.into_boxed_slice(),
             pred_offsets: pred_offsets.into_boxed_slice(),
             pred_positions: pred_positions.into_boxed_slice(),
+            level_starts: level_starts.into_boxed_slice(),
         }
     }
 

@@ -7,60 +7,74 @@
 //! scatters the work function's accesses. Here the graph being static is used further: the
 //! plan has already fixed the order (`schedule`), so
 //! - one worker simply calls F in that order: a topological order needs no checks at all;
-//! - several workers claim consecutive chunks of positions from one shared cursor. A worker
-//!   runs the item at position p once every predecessor's completion flag holds the current
-//!   run's number, and after F returns stores that number into p's flag. It goes through its
-//!   chunk in order, skipping items that are not ready yet and coming back to them, and waits
-//!   only when nothing left in its chunk can run. Per item this is one plain store and a load
-//!   per dependence (usually of a flag already set, often skipped thanks to the low-water
-//!   marks), with one fetch_add per chunk: no read-modify-write per item or per dependence,
-//!   and each worker walks positions, flags and (when items are numbered sensibly) the work
-//!   function's data in address order.
+//! - several workers split the schedule. With one priority level it is the height order, a
+//!   sequence of heights whose items never depend on each other; consecutive heights are
+//!   grouped into stages of at least `STAGE_ITEMS_PER_WORKER` positions per worker, and worker
+//!   w of P runs the w-th P-th of every stage, in chunks of up to 256 positions. Slices keep
+//!   their place from stage to stage, so in a tree or a wavefront numbered level by level the
+//!   inputs of a worker's slice were mostly produced by that worker, in its own cache, and no
+//!   shared counter is touched at all. With several priority levels the schedule has no
+//!   heights, and workers claim consecutive chunks from one shared cursor instead.
 //!
+//!   Either way, a worker runs the item at position p once every predecessor's completion flag
+//!   holds the current run's number, and after F returns stores that number into p's flag. It
+//!   goes through a chunk in order, skipping items that are not ready yet and coming back to
+//!   them, and waits only when nothing left in the chunk can run. Per item this is one plain
+//!   store and a load per dependence (usually of a flag already set, often skipped thanks to
+//!   the low-water marks): no read-modify-write per item or per dependence, and each worker
+//!   walks positions, flags and (when items are numbered sensibly) the work function's data
+//!   in address order.
+
 //! Correctness.
 //! - Order: F(q) returns, then the flag of q is stored with Release; the worker of p loads it
 //!   with Acquire and sees the run's number only after that store, so F(p) happens after F(q).
 //!   Predecessors in the worker's own chunk are tracked in a bit mask and ran earlier on the
 //!   same thread. Flags from earlier runs hold older numbers (`plan::begin`), so they never
 //!   read as done.
-//! - Exactly once: the cursor's fetch_add hands each position to one worker.
-//! - Progress (no deadlock): predecessors always have smaller positions. Take the smallest
-//!   position m not yet completed: its predecessors (smaller than m) are complete, those in
-//!   m's chunk by its worker's own mask, so that worker runs m at its next pass over the
-//!   chunk. Hence waits always end, and a worker that claims nothing more is done; the
-//!   dispatch returns when all workers are.
+//! - Exactly once: each position is in one worker's slice, or in the chunk the cursor's
+//!   fetch_add handed to one worker.
+//! - Progress (no deadlock): predecessors always have smaller positions, and a worker takes
+//!   its chunks in increasing order of position. Take the smallest position m not yet
+//!   completed. Its worker has completed its chunks below m's, so it is at m's chunk; m's
+//!   predecessors (smaller than m) are complete, those in the chunk by the worker's own mask,
+//!   so the worker runs m at its next pass over the chunk. Hence waits always end, and a worker
+//!   that has nothing more to run is done; the dispatch returns when all workers are.
 //! - Low water (skipping flags): a predecessor far behind the workers is certainly complete,
 //!   and its flag, at a random place for a random graph, would cost a cache miss. Each worker
-//!   has a mark: 0 when the run starts; before each claim, the cursor value it saw, which is at
-//!   most the start of the chunk it then claims and above every position it claimed before
-//!   (all complete by then); usize::MAX once it has finished its last chunk. A mark only grows,
-//!   and whatever value a mark held bounds from below every position its worker has claimed
-//!   and not completed, then and later (those are in its current chunk). Positions not yet
-//!   claimed are at or above the cursor, which also only grows. So L = min(cursor, marks), from
-//!   any values read, bounds every incomplete position: each q < L is complete. The mark value
-//!   above q that the reader saw for q's worker was stored (Release) after F(q) returned, and
-//!   the reader loads it with Acquire, so F(q) happens before whatever the reader runs next.
-//!   An aborting worker leaves its mark as it is.
+//!   has a mark: 0 when the run starts; before each chunk, a position at most the chunk's start
+//!   and above every position of its earlier chunks (all complete by then); usize::MAX once it
+//!   has completed all its positions. A mark only grows, and whatever value a mark held bounds
+//!   from below every position its worker has not completed, then and later (its current and
+//!   later chunks). Positions no worker has yet: none with slices; with the cursor, those at or
+//!   above it, which also only grows. So L = min(marks, cursor), from any values read, bounds
+//!   every incomplete position: each q < L is complete. The mark value above q that the reader
+//!   saw for q's worker was stored (Release) after F(q) returned, and the reader loads it with
+//!   Acquire, so F(q) happens before whatever the reader runs next. An aborting worker leaves
+//!   its mark as it is.
 //! - A panic in F sets `abort` (while unwinding); waiting workers stop waiting and no worker
 //!   claims another chunk, so the run ends and the panic is resumed on the caller.
 //!
-//! Cost of the static order: a worker waits when nothing in its chunk is ready, even if items
-//! later in the order are. With the height order this happens at the front of the schedule's
-//! wavefront, for about one item's time per level of the graph, which suits the homogeneous,
-//! fine-grained items a work graph is for.
+//! Cost of a static schedule: a worker waits when nothing in its chunk is ready, even if items
+//! elsewhere are, and with slices a worker slowed down (by a costlier item, or by losing its
+//! core) holds back the others at the next stage that needs its slice. This suits the
+//! homogeneous, fine-grained items a work graph is for.
 
 use super::plan::WorkGraph;
-use crate::sync::atomic::{AtomicBool, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Largest chunk of positions a worker claims at once: large enough that claims stay rare with
-/// many workers on one shared cursor, and that a worker follows the dependences among nearby
-/// positions itself; small enough that a worker holds back few items while it waits. Chunks
-/// are otherwise 1/(`CHUNK_DIVISOR` × workers) of the positions left, as in guided scheduling,
-/// so they shrink towards the end of the run. (Under loom, chunks are exactly 2: the models'
+/// Largest chunk of positions a worker runs (or claims) at once: large enough that claims stay
+/// rare with many workers on one shared cursor, and that a worker follows the dependences
+/// among nearby positions itself; small enough that a worker holds back few items while it
+/// waits. Claimed chunks are otherwise 1/(`CHUNK_DIVISOR` × workers) of the positions left, as
+/// in guided scheduling, so they shrink towards the end of the run. (Under loom, chunks are exactly 2: the models'
 /// small graphs then have chunks of several items that are not all ready at once.)
 const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 256 };
 const MIN_CHUNK: usize = if cfg!(loom) { 2 } else { 1 };
 const CHUNK_DIVISOR: usize = 4;
+/// With one priority level, consecutive heights are grouped into stages of at least this many
+/// positions per worker, so that a narrow graph is not synchronized at every height. (Under
+/// loom, 1: stages are heights.)
+const STAGE_ITEMS_PER_WORKER: usize = if cfg!(loom) { 1 } else { 64 };
 /// A worker reads the others' low-water marks every `workers / LOW_WATER_READERS` chunks, so
 /// that the marks' cache lines are read about this many times per chunk time.
 const LOW_WATER_READERS: usize = 4;
@@ -78,61 +92,102 @@ impl WorkGraph {
         }
     }
 
-    /// Runs as worker `rank` of `size` until no position is left to claim.
+    /// Runs as worker `rank` of `size` until its share of the schedule is complete.
     pub(super) fn worker<F: Fn(usize) + ?Sized>(&self, rank: usize, size: usize, work: &F) {
         let _abort = AbortOnUnwind(&self.abort);
-        let n = self.schedule.order.len();
+        let levels = !self.schedule.level_starts.is_empty();
+        let mut marks = Marks {
+            plan: self,
+            // Low-water marks need one per worker of the run.
+            own: (size <= self.lows.len()).then(|| &*self.lows[rank]),
+            size,
+            claims_pending: !levels,
+            low_water: 0,
+            chunks_since_refresh: 0,
+        };
         // Relaxed: stored by `begin` before the dispatch that started this worker.
         let epoch = self.epoch.load(Ordering::Relaxed);
-        // This worker's low-water mark, when every worker of the run has one.
-        let low = (size <= self.lows.len()).then(|| &self.lows[rank]);
-        let mut low_water = 0;
-        let mut chunks_since_refresh = 0;
+        let finished = if levels {
+            self.run_slices(rank, size, epoch, &mut marks, work)
+        } else {
+            self.claim_chunks(size, epoch, &mut marks, work)
+        };
+        if finished {
+            marks.finish();
+        }
+    }
+
+    /// One priority level: in each stage (consecutive heights holding at least
+    /// `STAGE_ITEMS_PER_WORKER` positions per worker), runs the worker's proportional slice.
+    /// False if the run was aborted.
+    fn run_slices<F: Fn(usize) + ?Sized>(
+        &self,
+        rank: usize,
+        size: usize,
+        epoch: u32,
+        marks: &mut Marks<'_>,
+        work: &F,
+    ) -> bool {
+        let starts = &self.schedule.level_starts;
+        let levels = starts.len() - 1;
+        let mut level = 0;
+        while level < levels {
+            let stage_start = starts[level] as usize;
+            level += 1;
+            while level < levels
+                && (starts[level] as usize - stage_start) < STAGE_ITEMS_PER_WORKER * size
+            {
+                level += 1;
+            }
+            let width = starts[level] as usize - stage_start;
+            let end = stage_start + width * (rank + 1) / size;
+            let mut chunk = stage_start + width * rank / size;
+            while chunk < end {
+                // Relaxed: `abort` only asks workers to stop; nothing is read on its account.
+                if self.abort.load(Ordering::Relaxed) {
+                    return false;
+                }
+                let chunk_end = (chunk + MAX_CHUNK).min(end);
+                marks.before_chunk(chunk);
+                if !self.run_chunk(chunk, chunk_end, epoch, marks.low_water, work) {
+                    return false;
+                }
+                chunk = chunk_end;
+            }
+        }
+        true
+    }
+
+    /// Several priority levels: claims chunks of the schedule from the shared cursor until
+    /// none is left. False if the run was aborted.
+    fn claim_chunks<F: Fn(usize) + ?Sized>(
+        &self,
+        size: usize,
+        epoch: u32,
+        marks: &mut Marks<'_>,
+        work: &F,
+    ) -> bool {
+        let n = self.schedule.order.len();
         loop {
             // Relaxed: only a hint for the chunk size and the mark (module comment).
             let seen = self.cursor.load(Ordering::Relaxed);
             if seen >= n {
-                if let Some(low) = low {
-                    // Release: everything this worker ran is complete (low-water argument).
-                    low.store(usize::MAX, Ordering::Release);
-                }
-                return;
+                return true;
             }
-            // Relaxed: `abort` only asks workers to stop; nothing is read on its account.
+            // Relaxed: as in `run_slices`.
             if self.abort.load(Ordering::Relaxed) {
-                return;
+                return false;
             }
-            if let Some(low) = low {
-                // Release: what this worker ran so far is complete (module comment).
-                low.store(seen, Ordering::Release);
-                if chunks_since_refresh >= size.div_ceil(LOW_WATER_READERS) {
-                    low_water = self.low_water(size);
-                    chunks_since_refresh = 0;
-                }
-                chunks_since_refresh += 1;
-            }
+            marks.before_chunk(seen);
             let chunk = ((n - seen) / (CHUNK_DIVISOR * size)).clamp(MIN_CHUNK, MAX_CHUNK);
             // Relaxed: the fetch_add alone hands each position to one worker; the data the
             // positions refer to is immutable during the run.
             let start = self.cursor.fetch_add(chunk, Ordering::Relaxed);
             let end = (start + chunk).min(n);
-            if start < n && !self.run_chunk(start, end, epoch, low_water, work) {
-                return;
+            if start < n && !self.run_chunk(start, end, epoch, marks.low_water, work) {
+                return false;
             }
         }
-    }
-
-    /// A position below which every position has completed: the smallest low-water mark, or
-    /// the cursor if smaller (module comment).
-    fn low_water(&self, size: usize) -> usize {
-        // Relaxed: any value the cursor held bounds the positions not yet claimed.
-        let claimed = self.cursor.load(Ordering::Relaxed);
-        self.lows[..size]
-            .iter()
-            // Acquire: pairs with the Release store of the mark, made after the worker's
-            // earlier items completed, so skipping their flags still orders F after them.
-            .map(|l| l.load(Ordering::Acquire))
-            .fold(claimed, usize::min)
     }
 
     /// Runs positions `start..end`: in order while their predecessors are done, skipping any
@@ -227,6 +282,53 @@ impl Pending {
     fn contains(&self, p: usize) -> bool {
         let offset = p - self.start;
         offset < MAX_CHUNK && self.words[offset / 64] & (1 << (offset % 64)) != 0
+    }
+}
+
+/// A worker's low-water mark and its view of everyone's (module comment).
+struct Marks<'a> {
+    plan: &'a WorkGraph,
+    /// This worker's mark, if every worker of the run has one.
+    own: Option<&'a AtomicUsize>,
+    size: usize,
+    /// True when positions are claimed from the cursor, so unclaimed ones lie above it.
+    claims_pending: bool,
+    /// Every position below this one is complete.
+    low_water: usize,
+    chunks_since_refresh: usize,
+}
+
+impl Marks<'_> {
+    /// Called before the worker starts a chunk at or above `position`, having completed all
+    /// its earlier ones: publishes the mark and now and then recomputes the low water.
+    fn before_chunk(&mut self, position: usize) {
+        let Some(own) = self.own else { return };
+        // Release: what this worker ran so far is complete (module comment).
+        own.store(position, Ordering::Release);
+        if self.chunks_since_refresh >= self.size.div_ceil(LOW_WATER_READERS) {
+            // Relaxed: any value the cursor held bounds the positions not yet claimed.
+            let unclaimed = if self.claims_pending {
+                self.plan.cursor.load(Ordering::Relaxed)
+            } else {
+                usize::MAX
+            };
+            self.low_water = self.plan.lows[..self.size]
+                .iter()
+                // Acquire: pairs with the Release store of a mark, made after that worker's
+                // earlier items completed, so skipping their flags still orders F after them.
+                .map(|l| l.load(Ordering::Acquire))
+                .fold(unclaimed, usize::min);
+            self.chunks_since_refresh = 0;
+        }
+        self.chunks_since_refresh += 1;
+    }
+
+    /// Called when the worker has completed all its positions.
+    fn finish(&self) {
+        if let Some(own) = self.own {
+            // Release: everything this worker ran is complete.
+            own.store(usize::MAX, Ordering::Release);
+        }
     }
 }
 
