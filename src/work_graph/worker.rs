@@ -24,7 +24,7 @@
 //!   the low-water marks): no read-modify-write per item or per dependence, and each worker
 //!   walks positions, flags and (when items are numbered sensibly) the work function's data
 //!   in address order.
-
+//!
 //! Correctness.
 //! - Order: F(q) returns, then the flag of q is stored with Release; the worker of p loads it
 //!   with Acquire and sees the run's number only after that store, so F(p) happens after F(q).
