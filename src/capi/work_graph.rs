@@ -87,9 +87,9 @@ pub unsafe extern "C" fn td_work_graph_create(
 
 /// Runs the work graph on `space`: calls `work_fn(i, user)` exactly once for every item i in
 /// [0, N), each call F(j) beginning only after every F(i) that j executes after has returned.
-/// One thread calls the items in the plan's order; several threads take consecutive chunks of
-/// that order, each waiting for an item's predecessors before calling it. Returns when all N
-/// calls have returned. A run allocates nothing, and a plan may be run any number of times.
+/// One thread calls the items in the plan's order; several threads split that order, each
+/// waiting for an item's predecessors before calling it. Returns when all N calls have
+/// returned. A run allocates nothing, and a plan may be run any number of times.
 ///
 /// `work_fn` runs concurrently on the space's threads and must be thread-safe; it must not unwind
 /// (throw) into taskdag. It may call taskdag, but running this plan again from inside it, or
