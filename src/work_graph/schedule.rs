@@ -26,7 +26,8 @@ pub(super) struct Schedule {
     pub order: Box<[u32]>,
     /// Position p's predecessors are `pred_positions[pred_offsets[p]..pred_offsets[p + 1]]`.
     pub pred_offsets: Box<[u32]>,
-    /// Positions of predecessors; each is smaller than the position it precedes.
+    /// Positions of predecessors, each smaller than the position it precedes, in decreasing
+    /// order within a row.
     pub pred_positions: Box<[u32]>,
     /// With one priority level: where each height starts in the order (tallest first), and
     /// the order's length at the end. Items of one height never depend on each other. Empty
@@ -63,12 +64,16 @@ impl Schedule {
         let mut pred_positions = Vec::with_capacity(graph.num_entries());
         pred_offsets.push(0u32);
         for &item in &order {
+            let first = pred_positions.len();
             pred_positions.extend(
                 predecessors
                     .row(item as usize)
                     .iter()
                     .map(|&i| position[i as usize]),
             );
+            // Latest first: the predecessor most likely to be still running is looked at first,
+            // and once one is below a worker's low-water mark, so are all the rest.
+            pred_positions[first..].sort_unstable_by(|a, b| b.cmp(a));
             pred_offsets.push(pred_positions.len() as u32);
         }
         Schedule {

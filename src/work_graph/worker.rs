@@ -8,13 +8,13 @@
 //! plan has already fixed the order (`schedule`), so
 //! - one worker simply calls F in that order: a topological order needs no checks at all;
 //! - several workers split the schedule. With one priority level it is the height order, a
-//!   sequence of heights whose items never depend on each other; consecutive heights are
-//!   grouped into stages of at least `STAGE_ITEMS_PER_WORKER` positions per worker, and worker
-//!   w of P runs the w-th P-th of every stage, in chunks of up to 256 positions. Slices keep
-//!   their place from stage to stage, so in a tree or a wavefront numbered level by level the
-//!   inputs of a worker's slice were mostly produced by that worker, in its own cache, and no
-//!   shared counter is touched at all. With several priority levels the schedule has no
-//!   heights, and workers claim consecutive chunks from one shared cursor instead.
+//!   sequence of heights whose items never depend on each other, and worker w of P runs the
+//!   w-th P-th of every height, in chunks of up to 256 positions: level scheduling, with
+//!   point-to-point waits instead of a barrier between heights. Slices keep their place from
+//!   height to height, so in a tree or a wavefront numbered level by level the inputs of a
+//!   worker's slice were mostly produced by that worker, in its own cache, and no shared
+//!   counter is touched at all. With several priority levels the schedule has no heights, and
+//!   workers claim consecutive chunks from one shared cursor instead.
 //!
 //!   Either way, a worker runs the item at position p once every predecessor's completion flag
 //!   holds the current run's number, and after F returns stores that number into p's flag. It
@@ -56,7 +56,7 @@
 //!
 //! Cost of a static schedule: a worker waits when nothing in its chunk is ready, even if items
 //! elsewhere are, and with slices a worker slowed down (by a costlier item, or by losing its
-//! core) holds back the others at the next stage that needs its slice. This suits the
+//! core) holds back the others at the next height that needs its slice. This suits the
 //! homogeneous, fine-grained items a work graph is for.
 
 use super::plan::WorkGraph;
@@ -71,10 +71,6 @@ use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 256 };
 const MIN_CHUNK: usize = if cfg!(loom) { 2 } else { 1 };
 const CHUNK_DIVISOR: usize = 4;
-/// With one priority level, consecutive heights are grouped into stages of at least this many
-/// positions per worker, so that a narrow graph is not synchronized at every height. (Under
-/// loom, 1: stages are heights.)
-const STAGE_ITEMS_PER_WORKER: usize = if cfg!(loom) { 1 } else { 64 };
 /// A worker reads the others' low-water marks every `workers / LOW_WATER_READERS` chunks, so
 /// that the marks' cache lines are read about this many times per chunk time.
 const LOW_WATER_READERS: usize = 4;
@@ -117,9 +113,8 @@ impl WorkGraph {
         }
     }
 
-    /// One priority level: in each stage (consecutive heights holding at least
-    /// `STAGE_ITEMS_PER_WORKER` positions per worker), runs the worker's proportional slice.
-    /// False if the run was aborted.
+    /// One priority level: at each height, runs the worker's proportional slice of the
+    /// height's positions. False if the run was aborted.
     fn run_slices<F: Fn(usize) + ?Sized>(
         &self,
         rank: usize,
@@ -128,20 +123,10 @@ impl WorkGraph {
         marks: &mut Marks<'_>,
         work: &F,
     ) -> bool {
-        let starts = &self.schedule.level_starts;
-        let levels = starts.len() - 1;
-        let mut level = 0;
-        while level < levels {
-            let stage_start = starts[level] as usize;
-            level += 1;
-            while level < levels
-                && (starts[level] as usize - stage_start) < STAGE_ITEMS_PER_WORKER * size
-            {
-                level += 1;
-            }
-            let width = starts[level] as usize - stage_start;
-            let end = stage_start + width * (rank + 1) / size;
-            let mut chunk = stage_start + width * rank / size;
+        for height in self.schedule.level_starts.windows(2) {
+            let (start, width) = (height[0] as usize, (height[1] - height[0]) as usize);
+            let end = start + width * (rank + 1) / size;
+            let mut chunk = start + width * rank / size;
             while chunk < end {
                 // Relaxed: `abort` only asks workers to stop; nothing is read on its account.
                 if self.abort.load(Ordering::Relaxed) {
@@ -149,7 +134,7 @@ impl WorkGraph {
                 }
                 let chunk_end = (chunk + MAX_CHUNK).min(end);
                 marks.before_chunk(chunk);
-                if !self.run_chunk(chunk, chunk_end, epoch, marks.low_water, work) {
+                if !self.run_chunk(chunk, chunk_end, epoch, marks, work) {
                     return false;
                 }
                 chunk = chunk_end;
@@ -184,7 +169,7 @@ impl WorkGraph {
             // positions refer to is immutable during the run.
             let start = self.cursor.fetch_add(chunk, Ordering::Relaxed);
             let end = (start + chunk).min(n);
-            if start < n && !self.run_chunk(start, end, epoch, marks.low_water, work) {
+            if start < n && !self.run_chunk(start, end, epoch, marks, work) {
                 return false;
             }
         }
@@ -198,7 +183,7 @@ impl WorkGraph {
         start: usize,
         end: usize,
         epoch: u32,
-        low_water: usize,
+        marks: &mut Marks<'_>,
         work: &F,
     ) -> bool {
         let mut pending = Pending::new(start, end);
@@ -211,7 +196,7 @@ impl WorkGraph {
                     let b = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
                     let p = start + 64 * w + b;
-                    if self.is_ready(p, &pending, epoch, low_water) {
+                    if self.is_ready(p, &pending, epoch, marks.low_water) {
                         work(self.schedule.order[p] as usize);
                         // Release: a worker that sees this number also sees F's writes.
                         self.done[p].store(epoch, Ordering::Release);
@@ -223,14 +208,17 @@ impl WorkGraph {
             if pending.is_empty() {
                 return true;
             }
+            // A pass goes through the chunk in order, so whatever is left waits, directly or
+            // through an earlier item of the chunk, for another worker: pause before looking
+            // again, longer while nothing moves.
             if progressed {
                 rounds = 0;
-            } else {
-                if self.abort.load(Ordering::Relaxed) {
-                    return false;
-                }
-                pause(&mut rounds);
+            } else if self.abort.load(Ordering::Relaxed) {
+                return false;
             }
+            pause(&mut rounds);
+            // The others have moved on meanwhile: predecessors they completed need no look.
+            marks.refresh();
         }
     }
 
@@ -239,17 +227,23 @@ impl WorkGraph {
     /// mask, the others by their completion flags.
     #[inline]
     fn is_ready(&self, p: usize, pending: &Pending, epoch: u32, low_water: usize) -> bool {
-        self.schedule.predecessors(p).iter().all(|&q| {
+        for &q in self.schedule.predecessors(p) {
             let q = q as usize;
             if q < low_water {
-                true
-            } else if q >= pending.start {
+                // Predecessors come latest first: the rest are below the mark too.
+                return true;
+            }
+            let done = if q >= pending.start {
                 !pending.contains(q)
             } else {
                 // Acquire: pairs with the Release store after F(q) (module comment).
                 self.done[q].load(Ordering::Acquire) == epoch
+            };
+            if !done {
+                return false;
             }
-        })
+        }
+        true
     }
 }
 
@@ -306,21 +300,29 @@ impl Marks<'_> {
         // Release: what this worker ran so far is complete (module comment).
         own.store(position, Ordering::Release);
         if self.chunks_since_refresh >= self.size.div_ceil(LOW_WATER_READERS) {
-            // Relaxed: any value the cursor held bounds the positions not yet claimed.
-            let unclaimed = if self.claims_pending {
-                self.plan.cursor.load(Ordering::Relaxed)
-            } else {
-                usize::MAX
-            };
-            self.low_water = self.plan.lows[..self.size]
-                .iter()
-                // Acquire: pairs with the Release store of a mark, made after that worker's
-                // earlier items completed, so skipping their flags still orders F after them.
-                .map(|l| l.load(Ordering::Acquire))
-                .fold(unclaimed, usize::min);
-            self.chunks_since_refresh = 0;
+            self.refresh();
         }
         self.chunks_since_refresh += 1;
+    }
+
+    /// Recomputes the low water from everyone's marks.
+    fn refresh(&mut self) {
+        if self.own.is_none() {
+            return;
+        }
+        // Relaxed: any value the cursor held bounds the positions not yet claimed.
+        let unclaimed = if self.claims_pending {
+            self.plan.cursor.load(Ordering::Relaxed)
+        } else {
+            usize::MAX
+        };
+        self.low_water = self.plan.lows[..self.size]
+            .iter()
+            // Acquire: pairs with the Release store of a mark, made after that worker's
+            // earlier items completed, so skipping their flags still orders F after them.
+            .map(|l| l.load(Ordering::Acquire))
+            .fold(unclaimed, usize::min);
+        self.chunks_since_refresh = 0;
     }
 
     /// Called when the worker has completed all its positions.
