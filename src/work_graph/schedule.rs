@@ -29,6 +29,9 @@ pub(super) struct Schedule {
     /// Positions of predecessors, each smaller than the position it precedes, in decreasing
     /// order within a row.
     pub pred_positions: Box<[u32]>,
+    /// Per position, 1 + the position of its latest predecessor, or 0 without predecessors: an
+    /// item whose latest predecessor is known complete needs no other look.
+    pub latest_pred: Box<[u32]>,
     /// With one priority level: where each height starts in the order (tallest first), and
     /// the order's length at the end. Items of one height never depend on each other. Empty
     /// with several levels.
@@ -62,6 +65,7 @@ impl Schedule {
         let predecessors = graph.transpose();
         let mut pred_offsets = Vec::with_capacity(n + 1);
         let mut pred_positions = Vec::with_capacity(graph.num_entries());
+        let mut latest_pred = Vec::with_capacity(n);
         pred_offsets.push(0u32);
         for &item in &order {
             let first = pred_positions.len();
@@ -74,12 +78,14 @@ impl Schedule {
             // Latest first: the predecessor most likely to be still running is looked at first,
             // and once one is below a worker's low-water mark, so are all the rest.
             pred_positions[first..].sort_unstable_by(|a, b| b.cmp(a));
+            latest_pred.push(pred_positions.get(first).map_or(0, |&q| q + 1));
             pred_offsets.push(pred_positions.len() as u32);
         }
         Schedule {
             order: order.into_boxed_slice(),
             pred_offsets: pred_offsets.into_boxed_slice(),
             pred_positions: pred_positions.into_boxed_slice(),
+            latest_pred: latest_pred.into_boxed_slice(),
             level_starts: level_starts.into_boxed_slice(),
         }
     }

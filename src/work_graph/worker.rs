@@ -186,46 +186,66 @@ impl WorkGraph {
         marks: &mut Marks<'_>,
         work: &F,
     ) -> bool {
-        let mut pending = Pending::new(start, end);
+        // The first pass: usually every item is ready and this is all there is. The arrays
+        // are held here so the calls to F do not make them be reloaded for every item.
+        let mut pending = Pending::none(start);
+        let latest_pred = &self.schedule.latest_pred[start..end];
+        let order = &self.schedule.order[start..end];
+        let done = &self.done[start..end];
+        let low_water = marks.low_water;
+        for (k, ((&latest, &item), flag)) in latest_pred.iter().zip(order).zip(done).enumerate() {
+            // The latest predecessor below the low water: so are the others, all complete.
+            if latest as usize <= low_water || self.is_ready(start + k, &pending, epoch, low_water)
+            {
+                work(item as usize);
+                // Release: a worker that sees this number also sees F's writes.
+                flag.store(epoch, Ordering::Release);
+            } else {
+                pending.insert(start + k);
+            }
+        }
         let mut rounds = 0u32;
-        loop {
-            let mut progressed = false;
+        while !pending.is_empty() {
+            // A pass goes through the chunk in order, so whatever is left waits, directly or
+            // through an earlier item of the chunk, for another worker: pause before looking
+            // again, longer while nothing moves.
+            if self.abort.load(Ordering::Relaxed) {
+                return false;
+            }
+            pause(&mut rounds);
+            // The others have moved on meanwhile: predecessors they completed need no look.
+            marks.refresh();
             for w in 0..MASK_WORDS {
                 let mut bits = pending.words[w];
                 while bits != 0 {
                     let b = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
                     let p = start + 64 * w + b;
-                    if self.is_ready(p, &pending, epoch, marks.low_water) {
-                        work(self.schedule.order[p] as usize);
-                        // Release: a worker that sees this number also sees F's writes.
-                        self.done[p].store(epoch, Ordering::Release);
+                    if self.schedule.latest_pred[p] as usize <= marks.low_water
+                        || self.is_ready(p, &pending, epoch, marks.low_water)
+                    {
+                        self.run_item(p, epoch, work);
                         pending.words[w] &= !(1 << b);
-                        progressed = true;
+                        rounds = 0;
                     }
                 }
             }
-            if pending.is_empty() {
-                return true;
-            }
-            // A pass goes through the chunk in order, so whatever is left waits, directly or
-            // through an earlier item of the chunk, for another worker: pause before looking
-            // again, longer while nothing moves.
-            if progressed {
-                rounds = 0;
-            } else if self.abort.load(Ordering::Relaxed) {
-                return false;
-            }
-            pause(&mut rounds);
-            // The others have moved on meanwhile: predecessors they completed need no look.
-            marks.refresh();
         }
+        true
+    }
+
+    /// Calls F on the item at position `p` and marks it complete.
+    #[inline]
+    fn run_item<F: Fn(usize) + ?Sized>(&self, p: usize, epoch: u32, work: &F) {
+        work(self.schedule.order[p] as usize);
+        // Release: a worker that sees this number also sees F's writes.
+        self.done[p].store(epoch, Ordering::Release);
     }
 
     /// True when every predecessor of position `p` has completed in run `epoch`: those below
     /// the low-water mark without looking, those in the worker's own chunk by its `pending`
     /// mask, the others by their completion flags.
-    #[inline]
+    #[inline(never)]
     fn is_ready(&self, p: usize, pending: &Pending, epoch: u32, low_water: usize) -> bool {
         for &q in self.schedule.predecessors(p) {
             let q = q as usize;
@@ -247,25 +267,26 @@ impl WorkGraph {
     }
 }
 
-/// The positions of a worker's chunk that have not run yet: bit b of word w stands for
-/// position `start + 64 w + b`.
+/// The positions of a worker's chunk that it skipped and has not run yet: bit b of word w
+/// stands for position `start + 64 w + b`.
 struct Pending {
     start: usize,
     words: [u64; MASK_WORDS],
 }
 
 impl Pending {
-    /// All of `start..end` (at most `MAX_CHUNK` positions).
-    fn new(start: usize, end: usize) -> Pending {
-        let len = end - start;
+    /// None yet, for a chunk starting at `start`.
+    fn none(start: usize) -> Pending {
         Pending {
             start,
-            words: std::array::from_fn(|w| match len.saturating_sub(64 * w) {
-                0 => 0,
-                left if left >= 64 => u64::MAX,
-                left => (1 << left) - 1,
-            }),
+            words: [0; MASK_WORDS],
         }
+    }
+
+    /// Adds position `p` of the chunk (below `start + MAX_CHUNK`).
+    fn insert(&mut self, p: usize) {
+        let offset = p - self.start;
+        self.words[offset / 64] |= 1 << (offset % 64);
     }
 
     fn is_empty(&self) -> bool {
