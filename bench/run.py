@@ -123,6 +123,45 @@ BENCHMARKS: list[Benchmark] = [
         quick_args=["--pairs", str(1 << 13), "--batch", "64"],
     ),
     Benchmark(
+        name="work_graph",
+        title="Work graph: ns per work item",
+        description=(
+            "One execution of a static work DAG (000 §2.4, §3.3): the work function runs once "
+            "per item, each after the items it depends on. fib(n): the naive-Fibonacci graph of "
+            "000 Fig. 3.6 (2 fib(n+1) - 1 items, each item adds its two inputs). random: 10^6 "
+            "items in a random topological order with 0..8 successors each (mean 4), anywhere "
+            "later ('wide') or among the next 64 items ('deep', long chains); each item hashes "
+            "its inputs. The work function reads its inputs through the transposed graph, as in "
+            "the figure. Planning is untimed; outputs are reset before and checked after every "
+            "execution (untimed). Figure: wall time of an execution / items = ns per item "
+            "(lower is better); speed-up with T threads = ns_per_item(1) / ns_per_item(T). "
+            "taskdag: td_work_graph_run on the Threads space of T threads (one plan, reused). "
+            "levels: topological levels with an OpenMP barrier between them."),
+        impls=[
+            Impl("taskdag", "bench_work_graph_taskdag", ours=True),
+            Impl("kokkos", "bench_work_graph_kokkos", max_threads=1,
+                 note="Kokkos::WorkGraphPolicy<Serial> (the packaged Kokkos has the Serial "
+                      "back-end alone); a policy is used up by its run, so each execution "
+                      "includes constructing it"),
+            Impl("levels", "bench_work_graph_levels",
+                 note="level-synchronous baseline: items grouped by topological level (untimed), "
+                      "one OpenMP parallel for per level, barrier between levels (GCC OpenMP)"),
+        ],
+        configs=[
+            Config("fib=20", "fib(20)", ["--shape", "fib", "--size", "20"]),
+            Config("fib=25", "fib(25)", ["--shape", "fib", "--size", "25"]),
+            Config("fib=30", "fib(30)", ["--shape", "fib", "--size", "30"]),
+            Config("random=wide", "random 10^6 wide",
+                   ["--shape", "random", "--size", "1000000", "--degree", "4"]),
+            Config("random=deep", "random 10^6 deep",
+                   ["--shape", "random", "--size", "1000000", "--degree", "4", "--window", "64"]),
+        ],
+        metric=Metric("ns_per_item", "ns", True, "ns per work item (wall time / items)"),
+        extra_metrics=[Metric("mitems_per_s", "Mitems/s", False, "Mitems/s")],
+        full_args=[],
+        quick_args=["--quick"],
+    ),
+    Benchmark(
         name="cuda_pool",
         title="Device memory pool: alloc+free pairs from every GPU thread",
         description=(
@@ -255,8 +294,6 @@ BENCHMARKS: list[Benchmark] = [
         full_args=[],
         quick_args=["--quick"],
     ),
-    # Benchmark(name="work_graph", ...),
-    # Benchmark(name="views", ...)  -- to come.
 ]
 
 # Shared libraries that every Linux machine has (glibc and the loader); everything else a

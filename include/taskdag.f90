@@ -1400,6 +1400,194 @@ module taskdag
   public :: taskdag_task_spawn, taskdag_task_respawn, taskdag_task_when_all
   public :: taskdag_future_int64, taskdag_future_release
 
+  ! ==========================================================================================
+  ! Work graph: the static work-DAG of 000 §2.4 and §3.3 (td_crs, td_work_graph)
+  !
+  ! Indices. taskdag counts items from 0 (C); Fortran programs usually count from 1. The
+  ! idiomatic layer converts at the boundary so a Fortran program never sees a 0-based index:
+  !  * taskdag_crs%create_one_based(row_map, entries): row_map(1) = 1, row_map(n+1) = nz + 1,
+  !    and the entries of row i (items that execute after item i) are in 1..n;
+  !  * taskdag_crs%row_map(one_based=.true.), %entries(one_based=.true.) read them back so;
+  !  * taskdag_work_graph%run calls the work procedure with the 1-based item number.
+  ! taskdag_crs%create takes 0-based arrays unchanged, and the td_* interfaces are the C API.
+  ! ==========================================================================================
+
+  public :: td_crs_create, td_crs_transpose, td_crs_retain, td_crs_release, td_crs_num_rows
+  public :: td_crs_num_entries, td_crs_export, td_work_graph_create, td_work_graph_run
+  public :: td_work_graph_num_items, td_work_graph_retain, td_work_graph_release
+
+  interface
+    !> Creates a graph from 0-based offsets (num_rows + 1) and entries (num_entries).
+    function td_crs_create(num_rows, row_map, num_entries, entries, out) &
+        bind(c, name="td_crs_create") result(status)
+      import :: c_int, c_int64_t, c_ptr
+      integer(c_int64_t), value :: num_rows
+      integer(c_int64_t), intent(in) :: row_map(*)
+      integer(c_int64_t), value :: num_entries
+      integer(c_int64_t), intent(in) :: entries(*)
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_crs_create
+
+    !> Creates the transpose of a graph.
+    function td_crs_transpose(crs, out) bind(c, name="td_crs_transpose") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: crs
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_crs_transpose
+
+    !> Adds a reference to a graph.
+    function td_crs_retain(crs) bind(c, name="td_crs_retain") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: crs
+      integer(c_int) :: status
+    end function td_crs_retain
+
+    !> Releases one reference to a graph; c_null_ptr is a no-op.
+    function td_crs_release(crs) bind(c, name="td_crs_release") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: crs
+      integer(c_int) :: status
+    end function td_crs_release
+
+    !> Number of rows (work items).
+    function td_crs_num_rows(crs, out) bind(c, name="td_crs_num_rows") result(status)
+      import :: c_int, c_int64_t, c_ptr
+      type(c_ptr), value :: crs
+      integer(c_int64_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_crs_num_rows
+
+    !> Number of entries (dependences).
+    function td_crs_num_entries(crs, out) bind(c, name="td_crs_num_entries") result(status)
+      import :: c_int, c_int64_t, c_ptr
+      type(c_ptr), value :: crs
+      integer(c_int64_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_crs_num_entries
+
+    !> Copies the 0-based arrays out; either pointer may be c_null_ptr.
+    function td_crs_export(crs, row_map, row_map_len, entries, entries_len) &
+        bind(c, name="td_crs_export") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: crs
+      type(c_ptr), value :: row_map
+      integer(c_size_t), value :: row_map_len
+      type(c_ptr), value :: entries
+      integer(c_size_t), value :: entries_len
+      integer(c_int) :: status
+    end function td_crs_export
+
+    !> Plans a work graph; `priorities` is c_null_ptr or points to one td_priority per item.
+    function td_work_graph_create(graph, priorities, out) &
+        bind(c, name="td_work_graph_create") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: graph
+      type(c_ptr), value :: priorities
+      type(c_ptr), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_work_graph_create
+
+    !> Runs a work graph: work_fn is a bind(c) subroutine (integer(c_int64_t), value :: i
+    !> (0-based); type(c_ptr), value :: user), passed with c_funloc.
+    function td_work_graph_run(plan, space, work_fn, user) bind(c, name="td_work_graph_run") &
+        result(status)
+      import :: c_funptr, c_int, c_ptr
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: space
+      type(c_funptr), value :: work_fn
+      type(c_ptr), value :: user
+      integer(c_int) :: status
+    end function td_work_graph_run
+
+    !> Number of work items of a plan.
+    function td_work_graph_num_items(plan, out) bind(c, name="td_work_graph_num_items") &
+        result(status)
+      import :: c_int, c_int64_t, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int64_t), intent(inout) :: out
+      integer(c_int) :: status
+    end function td_work_graph_num_items
+
+    !> Adds a reference to a plan.
+    function td_work_graph_retain(plan) bind(c, name="td_work_graph_retain") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int) :: status
+    end function td_work_graph_retain
+
+    !> Releases one reference to a plan; c_null_ptr is a no-op.
+    function td_work_graph_release(plan) bind(c, name="td_work_graph_release") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_int) :: status
+    end function td_work_graph_release
+
+  end interface
+
+  !> The work procedure of taskdag_work_graph%run: called once for every item `i` (1-based),
+  !> after the items it executes after, concurrently on the space's threads. Declare it
+  !> `recursive` (or compile with -frecursive or -fopenmp) so its local variables are per call.
+  abstract interface
+    subroutine taskdag_work_item(i, user)
+      import :: c_ptr, int64
+      integer(int64), intent(in) :: i
+      type(c_ptr), intent(in) :: user
+    end subroutine taskdag_work_item
+  end interface
+  public :: taskdag_work_item
+
+  !> A graph in compressed row storage: row i lists the items that execute after item i.
+  !> Holds one reference to a td_crs; assignment shares it, as for taskdag_pool.
+  !>
+  !>   type(taskdag_crs) :: graph
+  !>   call graph%create_one_based([1, 3, 4, 5, 5], [2, 3, 4, 4])   ! 1 before 2, 3; both before 4
+  type, public :: taskdag_crs
+    type(c_ptr), private :: handle = c_null_ptr
+  contains
+    generic :: create => crs_create_int32, crs_create_int64
+    generic :: create_one_based => crs_create_one_based_int32, crs_create_one_based_int64
+    procedure :: create_transpose => crs_create_transpose
+    procedure :: num_rows => crs_num_rows
+    procedure :: num_entries => crs_num_entries
+    procedure :: row_map => crs_row_map
+    procedure :: entries => crs_entries
+    procedure :: release => crs_release
+    procedure :: is_created => crs_is_created
+    procedure :: c_handle => crs_c_handle
+    generic :: assignment(=) => crs_assign
+    procedure, private :: crs_create_int32, crs_create_int64
+    procedure, private :: crs_create_one_based_int32, crs_create_one_based_int64
+    procedure, private :: crs_assign
+    final :: crs_finalize
+  end type taskdag_crs
+
+  !> A planned work graph: created once from a taskdag_crs, run any number of times.
+  !>
+  !>   type(taskdag_work_graph) :: plan
+  !>   call plan%create(graph)
+  !>   call plan%run(work, c_loc(data))     ! work(i, user) for i = 1..n, in dependence order
+  type, public :: taskdag_work_graph
+    type(c_ptr), private :: handle = c_null_ptr
+  contains
+    procedure :: create => work_graph_create
+    procedure :: run => work_graph_run
+    procedure :: num_items => work_graph_num_items
+    procedure :: release => work_graph_release
+    procedure :: is_created => work_graph_is_created
+    procedure :: c_handle => work_graph_c_handle
+    generic :: assignment(=) => work_graph_assign
+    procedure, private :: work_graph_assign
+    final :: work_graph_finalize
+  end type taskdag_work_graph
+
+  !> What the C work function of a Fortran run receives: the Fortran procedure and its data.
+  type :: work_graph_closure
+    procedure(taskdag_work_item), pointer, nopass :: work => null()
+    type(c_ptr) :: user = c_null_ptr
+  end type work_graph_closure
+
 contains
 
   ! --- parameter structs ---------------------------------------------------------------------
@@ -3514,5 +3702,317 @@ contains
     status = td_scheduler_release(this%handle)
     this%handle = c_null_ptr
   end subroutine scheduler_finalize
+
+  ! ==========================================================================================
+  ! Work graph: taskdag_crs and taskdag_work_graph
+  ! ==========================================================================================
+
+  !> Creates the graph from 0-based arrays: row_map(1) = 0, row_map(n+1) = size(entries), and
+  !> entries in 0..n-1. Releases the graph this variable held before.
+  subroutine crs_create_int64(this, row_map, entries, stat)
+    class(taskdag_crs), intent(inout) :: this
+    integer(int64), intent(in) :: row_map(:), entries(:)
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: created
+    integer(c_int) :: status
+
+    created = c_null_ptr
+    status = td_crs_create(int(size(row_map) - 1, c_int64_t), int(row_map, c_int64_t), &
+                           int(size(entries), c_int64_t), int(entries, c_int64_t), created)
+    call crs_take(this, status, created, stat)
+  end subroutine crs_create_int64
+
+  subroutine crs_create_int32(this, row_map, entries, stat)
+    class(taskdag_crs), intent(inout) :: this
+    integer(int32), intent(in) :: row_map(:), entries(:)
+    integer, intent(out), optional :: stat
+
+    call crs_create_int64(this, int(row_map, int64), int(entries, int64), stat)
+  end subroutine crs_create_int32
+
+  !> Creates the graph from Fortran's 1-based arrays (see the banner above): subtracts 1 from
+  !> every offset and entry, so taskdag's 0-based item i is the program's item i + 1. A row_map
+  !> that does not start at 1 is reported (TD_ERROR_INVALID_ARGUMENT) as one that does not start
+  !> at 0 after the conversion.
+  subroutine crs_create_one_based_int64(this, row_map, entries, stat)
+    class(taskdag_crs), intent(inout) :: this
+    integer(int64), intent(in) :: row_map(:), entries(:)
+    integer, intent(out), optional :: stat
+
+    call crs_create_int64(this, row_map - 1_int64, entries - 1_int64, stat)
+  end subroutine crs_create_one_based_int64
+
+  subroutine crs_create_one_based_int32(this, row_map, entries, stat)
+    class(taskdag_crs), intent(inout) :: this
+    integer(int32), intent(in) :: row_map(:), entries(:)
+    integer, intent(out), optional :: stat
+
+    call crs_create_int64(this, int(row_map, int64) - 1_int64, int(entries, int64) - 1_int64, &
+                          stat)
+  end subroutine crs_create_one_based_int32
+
+  !> Creates the transpose of `source` (000 §3.3.1 transpose_crs): row j lists the items whose
+  !> rows in `source` contain j. Releases the graph this variable held before.
+  subroutine crs_create_transpose(this, source, stat)
+    class(taskdag_crs), intent(inout) :: this
+    class(taskdag_crs), intent(in) :: source
+    integer, intent(out), optional :: stat
+    type(c_ptr) :: created
+    integer(c_int) :: status
+
+    created = c_null_ptr
+    status = td_crs_transpose(source%handle, created)
+    call crs_take(this, status, created, stat)
+  end subroutine crs_create_transpose
+
+  !> On success, replaces the graph `this` holds by `created`; reports `status`.
+  subroutine crs_take(this, status, created, stat)
+    class(taskdag_crs), intent(inout) :: this
+    integer(c_int), intent(in) :: status
+    type(c_ptr), intent(in) :: created
+    integer, intent(out), optional :: stat
+
+    if (status == TD_OK) then
+      call this%release()
+      this%handle = created
+    end if
+    call report(status, stat)
+  end subroutine crs_take
+
+  !> Number of rows (work items); 0 on failure with `stat`.
+  function crs_num_rows(this, stat) result(n)
+    class(taskdag_crs), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(int64) :: n
+    integer(c_int64_t) :: out
+
+    out = 0
+    call report(td_crs_num_rows(this%handle, out), stat)
+    n = int(out, int64)
+  end function crs_num_rows
+
+  !> Number of entries (dependences); 0 on failure with `stat`.
+  function crs_num_entries(this, stat) result(nz)
+    class(taskdag_crs), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(int64) :: nz
+    integer(c_int64_t) :: out
+
+    out = 0
+    call report(td_crs_num_entries(this%handle, out), stat)
+    nz = int(out, int64)
+  end function crs_num_entries
+
+  !> The n + 1 row offsets: 0-based as stored, or 1-based with one_based = .true.
+  function crs_row_map(this, one_based, stat) result(row_map)
+    class(taskdag_crs), intent(in) :: this
+    logical, intent(in), optional :: one_based
+    integer, intent(out), optional :: stat
+    integer(int64), allocatable, target :: row_map(:)
+
+    allocate (row_map(this%num_rows() + 1))
+    call report(td_crs_export(this%handle, c_loc(row_map), int(size(row_map), c_size_t), &
+                              c_null_ptr, 0_c_size_t), stat)
+    if (present(one_based)) then
+      if (one_based) row_map = row_map + 1
+    end if
+  end function crs_row_map
+
+  !> The entries: 0-based as stored, or 1-based with one_based = .true.
+  function crs_entries(this, one_based, stat) result(entries)
+    class(taskdag_crs), intent(in) :: this
+    logical, intent(in), optional :: one_based
+    integer, intent(out), optional :: stat
+    integer(int64), allocatable, target :: entries(:)
+
+    allocate (entries(this%num_entries()))
+    call report(td_crs_export(this%handle, c_null_ptr, 0_c_size_t, c_loc(entries), &
+                              int(size(entries), c_size_t)), stat)
+    if (present(one_based)) then
+      if (one_based) entries = entries + 1
+    end if
+  end function crs_entries
+
+  !> Releases this variable's reference; plans made from the graph keep their own.
+  subroutine crs_release(this, stat)
+    class(taskdag_crs), intent(inout) :: this
+    integer, intent(out), optional :: stat
+    integer(c_int) :: status
+
+    status = td_crs_release(this%handle)
+    this%handle = c_null_ptr
+    call report(status, stat)
+  end subroutine crs_release
+
+  !> True if the variable holds a graph.
+  logical function crs_is_created(this)
+    class(taskdag_crs), intent(in) :: this
+
+    crs_is_created = c_associated(this%handle)
+  end function crs_is_created
+
+  !> The td_crs handle for the C interfaces; still owned by the variable.
+  function crs_c_handle(this) result(handle)
+    class(taskdag_crs), intent(in) :: this
+    type(c_ptr) :: handle
+
+    handle = this%handle
+  end function crs_c_handle
+
+  !> `lhs = rhs`: lhs shares rhs's graph and releases its previous one.
+  subroutine crs_assign(lhs, rhs)
+    class(taskdag_crs), intent(inout) :: lhs
+    class(taskdag_crs), intent(in) :: rhs
+    type(c_ptr) :: previous
+
+    if (c_associated(rhs%handle)) call report(td_crs_retain(rhs%handle))
+    previous = lhs%handle
+    lhs%handle = rhs%handle
+    call report(td_crs_release(previous))
+  end subroutine crs_assign
+
+  !> Releases a reference the program did not release itself.
+  subroutine crs_finalize(this)
+    type(taskdag_crs), intent(inout) :: this
+    integer(c_int) :: status
+
+    status = td_crs_release(this%handle)
+    this%handle = c_null_ptr
+  end subroutine crs_finalize
+
+  !> Plans a work graph over `graph`; `priorities`, if present, holds one TD_PRIORITY_* per item
+  !> (priorities(i) for item i). A cycle is reported as TD_ERROR_CYCLE, naming (0-based) an item
+  !> on it. Releases the plan this variable held before.
+  subroutine work_graph_create(this, graph, priorities, stat)
+    class(taskdag_work_graph), intent(inout) :: this
+    class(taskdag_crs), intent(in) :: graph
+    integer, intent(in), optional, target :: priorities(:)
+    integer, intent(out), optional :: stat
+    integer(c_int32_t), allocatable, target :: levels(:)
+    type(c_ptr) :: created, levels_ptr
+    integer(c_int) :: status
+
+    levels_ptr = c_null_ptr
+    if (present(priorities)) then
+      if (size(priorities, kind=int64) /= graph%num_rows()) then
+        ! The C API cannot see the array's size, so this check is the binding's own.
+        if (.not. present(stat)) error stop 'taskdag: taskdag_work_graph%create: priorities '// &
+          'needs one entry per item of the graph'
+        stat = int(TD_ERROR_INVALID_ARGUMENT)
+        return
+      end if
+      levels = int(priorities, c_int32_t)
+      levels_ptr = c_loc(levels)
+    end if
+    created = c_null_ptr
+    status = td_work_graph_create(graph%handle, levels_ptr, created)
+    if (status == TD_OK) then
+      call this%release()
+      this%handle = created
+    end if
+    call report(status, stat)
+  end subroutine work_graph_create
+
+  !> Calls `work(i, user)` once for every item i = 1..n, each after the calls of the items it
+  !> executes after, on `space` (a td_space handle; default: the Threads space of
+  !> td_initialize, which only the thread that called taskdag_initialize may use). `user`
+  !> (default c_null_ptr) is passed through, typically c_loc of the program's data. Returns when
+  !> every call has returned.
+  subroutine work_graph_run(this, work, user, space, stat)
+    class(taskdag_work_graph), intent(in) :: this
+    procedure(taskdag_work_item) :: work
+    type(c_ptr), intent(in), optional :: user
+    type(c_ptr), intent(in), optional :: space
+    integer, intent(out), optional :: stat
+    type(work_graph_closure), target :: closure
+    type(c_ptr) :: threads
+    integer(c_int) :: status
+
+    closure%work => work
+    if (present(user)) closure%user = user
+    if (present(space)) then
+      status = td_work_graph_run(this%handle, space, c_funloc(work_graph_trampoline), &
+                                 c_loc(closure))
+    else
+      threads = c_null_ptr
+      status = td_space_threads(threads)
+      if (status == TD_OK) then
+        status = td_work_graph_run(this%handle, threads, c_funloc(work_graph_trampoline), &
+                                   c_loc(closure))
+        if (td_space_release(threads) /= TD_OK .and. status == TD_OK) status = td_last_error()
+      end if
+    end if
+    call report(status, stat)
+  end subroutine work_graph_run
+
+  !> The C work function of Fortran runs: converts the 0-based item to the program's 1-based
+  !> number and calls the program's procedure. Recursive, so concurrent calls share nothing.
+  recursive subroutine work_graph_trampoline(i, user) bind(c)
+    integer(c_int64_t), value :: i
+    type(c_ptr), value :: user
+    type(work_graph_closure), pointer :: closure
+
+    call c_f_pointer(user, closure)
+    call closure%work(int(i, int64) + 1_int64, closure%user)
+  end subroutine work_graph_trampoline
+
+  !> Number of work items; 0 on failure with `stat`.
+  function work_graph_num_items(this, stat) result(n)
+    class(taskdag_work_graph), intent(in) :: this
+    integer, intent(out), optional :: stat
+    integer(int64) :: n
+    integer(c_int64_t) :: out
+
+    out = 0
+    call report(td_work_graph_num_items(this%handle, out), stat)
+    n = int(out, int64)
+  end function work_graph_num_items
+
+  !> Releases this variable's reference.
+  subroutine work_graph_release(this, stat)
+    class(taskdag_work_graph), intent(inout) :: this
+    integer, intent(out), optional :: stat
+    integer(c_int) :: status
+
+    status = td_work_graph_release(this%handle)
+    this%handle = c_null_ptr
+    call report(status, stat)
+  end subroutine work_graph_release
+
+  !> True if the variable holds a plan.
+  logical function work_graph_is_created(this)
+    class(taskdag_work_graph), intent(in) :: this
+
+    work_graph_is_created = c_associated(this%handle)
+  end function work_graph_is_created
+
+  !> The td_work_graph handle for the C interfaces; still owned by the variable.
+  function work_graph_c_handle(this) result(handle)
+    class(taskdag_work_graph), intent(in) :: this
+    type(c_ptr) :: handle
+
+    handle = this%handle
+  end function work_graph_c_handle
+
+  !> `lhs = rhs`: lhs shares rhs's plan and releases its previous one.
+  subroutine work_graph_assign(lhs, rhs)
+    class(taskdag_work_graph), intent(inout) :: lhs
+    class(taskdag_work_graph), intent(in) :: rhs
+    type(c_ptr) :: previous
+
+    if (c_associated(rhs%handle)) call report(td_work_graph_retain(rhs%handle))
+    previous = lhs%handle
+    lhs%handle = rhs%handle
+    call report(td_work_graph_release(previous))
+  end subroutine work_graph_assign
+
+  !> Releases a reference the program did not release itself.
+  subroutine work_graph_finalize(this)
+    type(taskdag_work_graph), intent(inout) :: this
+    integer(c_int) :: status
+
+    status = td_work_graph_release(this%handle)
+    this%handle = c_null_ptr
+  end subroutine work_graph_finalize
 
 end module taskdag

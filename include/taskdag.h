@@ -173,6 +173,17 @@
 #define TD_VIEW_MAX_RANK 8
 
 /**
+ * Largest number of work items (rows) in a graph, 2^32 - 1, so that items, and positions in a
+ * plan's schedule, are 32-bit.
+ */
+#define TD_WORK_GRAPH_MAX_ITEMS (size_t)UINT32_MAX
+
+/**
+ * Largest number of dependences (entries) in a graph, 2^32 - 1, so that offsets are 32-bit.
+ */
+#define TD_WORK_GRAPH_MAX_ENTRIES (size_t)UINT32_MAX
+
+/**
  * Result of a taskdag call. `TD_OK` is zero; every other value is a failure whose details are in
  * `td_last_error_message()`.
  */
@@ -264,6 +275,12 @@ typedef enum td_exec_kind {
 typedef struct Priority Priority;
 
 /**
+ * A directed graph in compressed row storage: N rows (work items) whose entries are the items
+ * that execute after them. Immutable; reference-counted: td_crs_retain / td_crs_release.
+ */
+typedef struct td_crs td_crs;
+
+/**
  * A future: the handle of a spawned task or of a when_all. Reference-counted with
  * td_future_retain / td_future_release; NULL is the null future.
  */
@@ -308,6 +325,12 @@ typedef struct td_team td_team;
  * while another thread accesses the elements they write (or writes those they read).
  */
 typedef struct td_view td_view;
+
+/**
+ * A work graph planned from a td_crs: created once, run any number of times. Reference-counted:
+ * td_work_graph_retain / td_work_graph_release.
+ */
+typedef struct td_work_graph td_work_graph;
 
 /**
  * Arguments of td_initialize. Initialize with TD_INIT_ARGS_INIT, then set the fields you need.
@@ -923,6 +946,12 @@ typedef struct td_slice {
 } td_slice;
 
 /**
+ * The work function of a work graph: called once per work item `i` (0-based) with the `user`
+ * pointer given to td_work_graph_run. Called concurrently from the space's threads.
+ */
+typedef void (*td_work_fn)(int64_t i, void *user);
+
+/**
  * Host memory.
  */
 #define TD_SPACE_HOST 0
@@ -1110,6 +1139,87 @@ int td_cuda_available(void);
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT.
  */
 enum td_status td_cuda_device_count(int *out);
+
+/**
+ * Creates a graph of `num_rows` work items from `row_map` (num_rows + 1 offsets) and `entries`
+ * (`num_entries` item indices): `j = entries[k]` for `k` in `[row_map[i], row_map[i+1])` means
+ * item j executes after item i (000 §3.3.1). Indices are 0-based (Fortran callers: see
+ * taskdag_crs%create_one_based). Duplicate entries are allowed and harmless.
+ *
+ * Checks, in O(N + NZ): row_map[0] = 0, offsets never decrease, row_map[num_rows] =
+ * num_entries, every entry in [0, num_rows), and the limits num_rows <= 4294967295 and
+ * num_entries <= 4294967295 (TD_WORK_GRAPH_MAX_ITEMS, TD_WORK_GRAPH_MAX_ENTRIES). Cycles are allowed here (a graph may be built to be transposed);
+ * td_work_graph_create rejects them.
+ *
+ * Ownership: the arrays are copied (into 32-bit indices); the caller keeps them and may free
+ * them on return. `*out` receives a new graph with one reference, released with
+ * td_crs_release. On failure `*out` is not written.
+ * Thread safety: any thread, after td_initialize.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`row_map`, `out`, or `entries` with num_entries > 0);
+ * TD_ERROR_INVALID_ARGUMENT (the message names the offset's row or the entry's position, row
+ * and value); TD_ERROR_OUT_OF_MEMORY; TD_ERROR_NOT_INITIALIZED.
+ */
+enum td_status td_crs_create(int64_t num_rows,
+                             const int64_t *row_map,
+                             int64_t num_entries,
+                             const int64_t *entries,
+                             struct td_crs **out);
+
+/**
+ * Creates the transpose of `crs` (000 §3.3.1 `transpose_crs`): row j of the result lists, in
+ * increasing order, every i whose row in `crs` contains j. Use it to turn "item j waits for
+ * these items" rows into the "these items run after item i" rows a work graph needs.
+ *
+ * Ownership: `*out` receives a new graph with one reference (td_crs_release); `crs` is
+ * unchanged. Thread safety: any thread, after td_initialize; `crs` may be in use elsewhere.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_NOT_INITIALIZED.
+ */
+enum td_status td_crs_transpose(const struct td_crs *crs, struct td_crs **out);
+
+/**
+ * Adds a reference to `crs`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_crs_retain(struct td_crs *crs);
+
+/**
+ * Releases one reference to `crs`. Work graphs created from it keep the graph alive on their
+ * own. NULL is a no-op.
+ *
+ * Thread safety: any thread, but no other thread may use this reference concurrently.
+ * Returns TD_OK; TD_ERROR_INVALID_HANDLE (wrong type or already released).
+ */
+enum td_status td_crs_release(struct td_crs *crs);
+
+/**
+ * Writes N, the number of rows (work items), to `*out`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_crs_num_rows(const struct td_crs *crs, int64_t *out);
+
+/**
+ * Writes NZ, the number of entries (dependences), to `*out`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_crs_num_entries(const struct td_crs *crs, int64_t *out);
+
+/**
+ * Copies the graph's arrays out as 0-based int64_t: its N + 1 offsets into `row_map` and its NZ
+ * entries into `entries` (sizes from td_crs_num_rows and td_crs_num_entries). Either array
+ * may be NULL to skip it; `row_map_len` and `entries_len` are the caller's capacities.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`crs`);
+ * TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT when a capacity is too small (nothing is
+ * written then).
+ */
+enum td_status td_crs_export(const struct td_crs *crs,
+                             int64_t *row_map,
+                             size_t row_map_len,
+                             int64_t *entries,
+                             size_t entries_len);
 
 /**
  * Returns a human-readable description of the last failure on the calling thread: which function
@@ -2218,6 +2328,75 @@ enum td_status td_view_resize(struct td_view **view, const size_t *extents, size
  * Returns TD_OK; the statuses of td_view_resize.
  */
 enum td_status td_view_realloc(struct td_view **view, const size_t *extents, size_t rank);
+
+/**
+ * Plans a work graph over the items of `graph` (000 §3.3.1 WorkGraphPolicy): F(j) will begin
+ * only after F(i) returned, for every entry j in row i. `priorities` is NULL (all
+ * TD_PRIORITY_REGULAR) or points to one td_priority per item: when several items are ready,
+ * higher priorities run first (000 §2.4.2).
+ *
+ * Checks in O(N + NZ) that the graph has no cycle: a self-dependence or cycle is reported as
+ * TD_ERROR_CYCLE with a message naming an item on the cycle, its length and its items.
+ * Computes the schedule runs follow (an order in which items run, with higher priorities first
+ * and the longest chains first) and allocates everything runs need (about 12 bytes per item
+ * and 4 per dependence); runs allocate nothing.
+ *
+ * Ownership: the plan keeps its own reference to `graph` (release yours whenever you like);
+ * `priorities` is copied. `*out` receives a new plan with one reference
+ * (td_work_graph_release). Thread safety: any thread, after td_initialize.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_CYCLE;
+ * TD_ERROR_INVALID_ARGUMENT (a priority that is not a TD_PRIORITY_* value, named by index);
+ * TD_ERROR_OUT_OF_MEMORY; TD_ERROR_NOT_INITIALIZED.
+ */
+enum td_status td_work_graph_create(const struct td_crs *graph,
+                                    const td_priority *priorities,
+                                    struct td_work_graph **out);
+
+/**
+ * Runs the work graph on `space`: calls `work_fn(i, user)` exactly once for every item i in
+ * [0, N), each call F(j) beginning only after every F(i) that j executes after has returned.
+ * One thread calls the items in the plan's order; several threads split that order, each
+ * waiting for an item's predecessors before calling it. Returns when all N calls have
+ * returned. A run allocates nothing, and a plan may be run any number of times.
+ *
+ * `work_fn` runs concurrently on the space's threads and must be thread-safe; it must not unwind
+ * (throw) into taskdag. It may call taskdag, but running this plan again from inside it, or
+ * dispatching to the same space, returns TD_ERROR_BUSY.
+ *
+ * Thread safety: on a Threads space, only the space's control thread may call this (the
+ * thread that called td_initialize, for td_space_threads); the Serial space runs on the calling
+ * thread, from any thread. One run of a plan at a time.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`plan`, `space` or `work_fn`); TD_ERROR_INVALID_HANDLE;
+ * TD_ERROR_WRONG_THREAD; TD_ERROR_BUSY (the plan or the space is running already). Nothing
+ * runs when the call fails.
+ */
+enum td_status td_work_graph_run(const struct td_work_graph *plan,
+                                 const struct td_space *space,
+                                 td_work_fn work_fn,
+                                 void *user);
+
+/**
+ * Writes N, the number of work items, to `*out`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_work_graph_num_items(const struct td_work_graph *plan, int64_t *out);
+
+/**
+ * Adds a reference to `plan`.
+ *
+ * Thread safety: any thread. Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE.
+ */
+enum td_status td_work_graph_retain(struct td_work_graph *plan);
+
+/**
+ * Releases one reference to `plan`; the last one frees it and its reference to the graph (a
+ * run in progress keeps the plan alive until it returns). NULL is a no-op.
+ *
+ * Thread safety: any thread, but no other thread may use this reference concurrently.
+ * Returns TD_OK; TD_ERROR_INVALID_HANDLE (wrong type or already released).
+ */
+enum td_status td_work_graph_release(struct td_work_graph *plan);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -18,9 +18,11 @@
 #include <array>
 #include <complex>
 #include <atomic>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -28,6 +30,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 #include <vector>
 
 namespace taskdag {
@@ -1926,6 +1929,226 @@ private:
   explicit scheduler(td_scheduler* s) noexcept : s_(s) {}
 
   td_scheduler* s_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Work graph: the static work-DAG of 000 §2.4 and §3.3 (taskdag::crs, taskdag::work_graph)
+//
+//   taskdag::crs graph({0, 1, 2, 2}, {2, 2});        // items 0 and 1 before item 2
+//   taskdag::work_graph plan(graph);                 // checks for cycles, plans once
+//   td_space* space = nullptr;
+//   taskdag::check(td_space_threads(&space));
+//   plan.run(space, [&](std::int64_t i) { out[i] = f(i); });   // run as often as needed
+//   td_space_release(space);
+// ---------------------------------------------------------------------------------------------
+
+/// A directed graph in compressed row storage (td_crs): row i lists, in `entries`, the items
+/// that execute after item i. Immutable; copying the caller's arrays on construction.
+///
+/// The object owns one reference and releases it when destroyed; move-only, share() for another
+/// owner. A moved-from object is empty: its calls throw TD_ERROR_NULL_ARGUMENT.
+class crs {
+public:
+  /// Builds a graph of row_map.size() - 1 items from 0-based offsets and entries. Throws
+  /// taskdag::error: TD_ERROR_INVALID_ARGUMENT naming the bad offset's row or the bad entry
+  /// (position, row, value), TD_ERROR_NOT_INITIALIZED, ...
+  crs(const std::vector<std::int64_t>& row_map, const std::vector<std::int64_t>& entries)
+      : crs(create(row_map, entries)) {}
+
+  /// The same from offsets and entries of other integer types (converted to int64_t).
+  template <class Offset, class Index>
+  crs(const std::vector<Offset>& row_map, const std::vector<Index>& entries)
+      : crs(create(widen(row_map), widen(entries))) {}
+
+  /// Builds from C arrays: `num_rows` + 1 offsets and `num_entries` entries (0-based).
+  crs(const std::int64_t* row_map, std::int64_t num_rows, const std::int64_t* entries,
+      std::int64_t num_entries) {
+    check(td_crs_create(num_rows, row_map, num_entries, entries, &crs_));
+  }
+
+  /// Takes over one reference the caller owns; `graph` may be NULL for an empty object.
+  static crs adopt(td_crs* graph) noexcept { return crs(graph); }
+
+  crs(crs&& other) noexcept : crs_(std::exchange(other.crs_, nullptr)) {}
+
+  crs& operator=(crs&& other) noexcept {
+    if (this != &other) {
+      td_crs_release(crs_);
+      crs_ = std::exchange(other.crs_, nullptr);
+    }
+    return *this;
+  }
+
+  crs(const crs&) = delete;
+  crs& operator=(const crs&) = delete;
+
+  ~crs() { td_crs_release(crs_); }
+
+  /// Another owner of the same graph (td_crs_retain).
+  crs share() const {
+    check(td_crs_retain(crs_));
+    return crs(crs_);
+  }
+
+  /// The transpose (td_crs_transpose, 000 §3.3.1): turns "item j waits for these items" rows
+  /// into the "these items run after item i" rows a work graph needs, and back.
+  crs transpose() const {
+    td_crs* out = nullptr;
+    check(td_crs_transpose(crs_, &out));
+    return crs(out);
+  }
+
+  /// N, the number of rows (work items).
+  std::int64_t num_rows() const { return query(td_crs_num_rows); }
+
+  /// NZ, the number of entries (dependences).
+  std::int64_t num_entries() const { return query(td_crs_num_entries); }
+
+  /// The N + 1 row offsets (0-based).
+  std::vector<std::int64_t> row_map() const {
+    std::vector<std::int64_t> out(static_cast<std::size_t>(num_rows() + 1));
+    check(td_crs_export(crs_, out.data(), out.size(), nullptr, 0));
+    return out;
+  }
+
+  /// The NZ entries (0-based items).
+  std::vector<std::int64_t> entries() const {
+    std::vector<std::int64_t> out(static_cast<std::size_t>(num_entries()));
+    check(td_crs_export(crs_, nullptr, 0, out.data(), out.size()));
+    return out;
+  }
+
+  /// The C handle, still owned by this object.
+  td_crs* get() const noexcept { return crs_; }
+
+  explicit operator bool() const noexcept { return crs_ != nullptr; }
+
+  /// Gives up ownership: the caller must td_crs_release the returned handle.
+  td_crs* detach() noexcept { return std::exchange(crs_, nullptr); }
+
+private:
+  explicit crs(td_crs* graph) noexcept : crs_(graph) {}
+
+  template <class T>
+  static std::vector<std::int64_t> widen(const std::vector<T>& values) {
+    static_assert(std::is_integral<T>::value, "CRS offsets and entries are integers");
+    return std::vector<std::int64_t>(values.begin(), values.end());
+  }
+
+  static crs create(const std::vector<std::int64_t>& row_map,
+                    const std::vector<std::int64_t>& entries) {
+    td_crs* graph = nullptr;
+    // An empty row_map is passed as num_rows -1, which td_crs_create rejects with a message.
+    check(td_crs_create(static_cast<std::int64_t>(row_map.size()) - 1, row_map.data(),
+                        static_cast<std::int64_t>(entries.size()), entries.data(), &graph));
+    return crs(graph);
+  }
+
+  std::int64_t query(td_status (*function)(const td_crs*, std::int64_t*)) const {
+    std::int64_t value = 0;
+    check(function(crs_, &value));
+    return value;
+  }
+
+  td_crs* crs_ = nullptr;
+};
+
+/// A work graph planned from a crs (td_work_graph, 000 §3.3.1 WorkGraphPolicy): created once,
+/// run any number of times without allocating. Move-only, share() for another owner.
+class work_graph {
+public:
+  /// Plans a run of `graph` (every item Regular). Throws taskdag::error: TD_ERROR_CYCLE with an
+  /// item on the cycle and its length, TD_ERROR_NOT_INITIALIZED, ...
+  explicit work_graph(const crs& graph) { check(td_work_graph_create(graph.get(), nullptr, &plan_)); }
+
+  /// Plans with one priority per item (TD_PRIORITY_HIGH, _REGULAR or _LOW): when several items
+  /// are ready, higher priorities run first. Throws TD_ERROR_INVALID_ARGUMENT when the sizes
+  /// differ or a value is not a priority.
+  work_graph(const crs& graph, const std::vector<td_priority>& priorities) {
+    if (static_cast<std::int64_t>(priorities.size()) != graph.num_rows()) {
+      throw error(TD_ERROR_INVALID_ARGUMENT,
+                  "taskdag::work_graph: " + std::to_string(priorities.size()) +
+                      " priorities given for a graph of " + std::to_string(graph.num_rows()) +
+                      " items; give one per item");
+    }
+    check(td_work_graph_create(graph.get(), priorities.data(), &plan_));
+  }
+
+  /// Takes over one reference the caller owns; `plan` may be NULL for an empty object.
+  static work_graph adopt(td_work_graph* plan) noexcept { return work_graph(plan); }
+
+  work_graph(work_graph&& other) noexcept : plan_(std::exchange(other.plan_, nullptr)) {}
+
+  work_graph& operator=(work_graph&& other) noexcept {
+    if (this != &other) {
+      td_work_graph_release(plan_);
+      plan_ = std::exchange(other.plan_, nullptr);
+    }
+    return *this;
+  }
+
+  work_graph(const work_graph&) = delete;
+  work_graph& operator=(const work_graph&) = delete;
+
+  ~work_graph() { td_work_graph_release(plan_); }
+
+  /// Another owner of the same plan (td_work_graph_retain).
+  work_graph share() const {
+    check(td_work_graph_retain(plan_));
+    return work_graph(plan_);
+  }
+
+  /// N, the number of work items.
+  std::int64_t num_items() const {
+    std::int64_t n = 0;
+    check(td_work_graph_num_items(plan_, &n));
+    return n;
+  }
+
+  /// Runs the graph on `space` (td_space_threads, td_space_serial, ...): calls `f(i)` once for
+  /// every item i in [0, N), each after the calls of the items it executes after, concurrently
+  /// on the space's threads (so `f` must be thread-safe). Returns when all calls have returned.
+  ///
+  /// If `f` throws, the remaining items are skipped (their calls return at once) and the first
+  /// exception is rethrown here once the run has ended. Throws taskdag::error for
+  /// TD_ERROR_WRONG_THREAD (not the space's control thread), TD_ERROR_BUSY (the plan or the
+  /// space is running already), ...
+  template <class F>
+  void run(td_space* space, F&& f) const {
+    using function_type = typename std::remove_reference<F>::type;
+    struct state_type {
+      function_type* f;
+      std::atomic<bool> failed{false};
+      std::exception_ptr exception;
+    } state{&f};
+    auto trampoline = [](std::int64_t i, void* user) {
+      auto* s = static_cast<state_type*>(user);
+      if (s->failed.load(std::memory_order_relaxed)) return;
+      try {
+        (*s->f)(i);
+      } catch (...) {
+        // The first exception is kept; exchange makes exactly one thread store it.
+        if (!s->failed.exchange(true, std::memory_order_acq_rel)) {
+          s->exception = std::current_exception();
+        }
+      }
+    };
+    check(td_work_graph_run(plan_, space, trampoline, &state));
+    if (state.exception) std::rethrow_exception(state.exception);
+  }
+
+  /// The C handle, still owned by this object.
+  td_work_graph* get() const noexcept { return plan_; }
+
+  explicit operator bool() const noexcept { return plan_ != nullptr; }
+
+  /// Gives up ownership: the caller must td_work_graph_release the returned handle.
+  td_work_graph* detach() noexcept { return std::exchange(plan_, nullptr); }
+
+private:
+  explicit work_graph(td_work_graph* plan) noexcept : plan_(plan) {}
+
+  td_work_graph* plan_ = nullptr;
 };
 
 }  // namespace taskdag

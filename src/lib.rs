@@ -16,5 +16,6 @@ mod sync;
 pub mod task;
 pub mod topology;
 pub mod view;
+pub mod work_graph;
 
 pub use error::{Error, ErrorKind};

@@ -36,6 +36,11 @@ const KNOWN_TAGS: &[(u64, &str)] = &[
         super::scheduler::td_scheduler::TAG,
         super::scheduler::td_scheduler::NAME,
     ),
+    (super::crs::td_crs::TAG, super::crs::td_crs::NAME),
+    (
+        super::work_graph::td_work_graph::TAG,
+        super::work_graph::td_work_graph::NAME,
+    ),
 ];
 
 pub(crate) struct Slot {

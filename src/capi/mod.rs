@@ -8,6 +8,7 @@
 #![allow(non_camel_case_types, clippy::missing_safety_doc)]
 
 mod boundary;
+mod crs;
 mod cuda;
 mod error;
 mod future;
@@ -27,7 +28,9 @@ mod team;
 mod view;
 mod view_args;
 mod view_ops;
+mod work_graph;
 
+pub use crs::*;
 pub use cuda::*;
 pub use error::{td_last_error, td_last_error_message};
 pub use future::*;
@@ -46,3 +49,4 @@ pub use team::*;
 pub use view::*;
 pub use view_args::*;
 pub use view_ops::*;
+pub use work_graph::*;

@@ -1,0 +1,214 @@
+//! The work-graph plan (000 §3.3.1 `WorkGraphPolicy`): made once from a graph, it allocates and
+//! initializes everything a run needs (000 §2.4.1), so that it can run any number of times
+//! without allocating.
+
+use super::acyclic::dag_shape;
+use super::crs::Crs;
+use super::schedule::Schedule;
+use crate::cache_line::CachePadded;
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::Space;
+use crate::priority::Priority;
+use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Priority levels (000 §2.4.2: High, Regular, Low).
+const LEVELS: usize = Priority::ALL.len();
+
+/// A work graph ready to run: the dependence graph, the schedule computed from it, and one
+/// completion flag per item.
+///
+/// `run` calls the work function once for each item, each F(j) after every F(i) it executes
+/// after has returned. One run at a time; runs reuse everything allocated here.
+pub struct WorkGraph {
+    pub(super) graph: Arc<Crs>,
+    pub(super) schedule: Schedule,
+    /// Per position of the schedule, the number of the run in which its item last completed
+    /// (written by runs on several workers; `worker`).
+    pub(super) done: Box<[AtomicU32]>,
+    /// The number of the current run on several workers; never 0 while a run is in progress.
+    pub(super) epoch: AtomicU32,
+    /// The next position of the schedule that no worker has claimed.
+    pub(super) cursor: CachePadded<AtomicUsize>,
+    /// Per worker rank, a position that bounds from below every position it may still be
+    /// running (the low-water marks of `worker`).
+    pub(super) lows: Box<[CachePadded<AtomicUsize>]>,
+    /// Set when a worker unwinds from a panicking work function, so the others stop.
+    pub(super) abort: AtomicBool,
+    /// True while a run is in progress (one at a time).
+    running: AtomicBool,
+}
+
+/// Workers that keep a low-water mark: one per hardware thread, at least 16 so that test pools
+/// larger than the machine have them too. Runs on more workers do without.
+fn low_water_slots() -> usize {
+    if cfg!(loom) {
+        2
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .max(16)
+    }
+}
+
+impl WorkGraph {
+    /// Plans a run of `graph`, whose row `i` lists the items that execute after item `i`.
+    /// `priorities`, if given, has one entry per item; without it every item is Regular.
+    ///
+    /// Checks in O(N + NZ) that the graph is acyclic (`Cycle`, naming an item on the cycle and
+    /// its length) and that `priorities` has N entries (`InvalidArgument`), then computes the
+    /// schedule in O(N + NZ). Keeps about 12 bytes per item and 4 per dependence besides the
+    /// graph, which the plan shares.
+    pub fn new(graph: Arc<Crs>, priorities: Option<&[Priority]>) -> Result<WorkGraph> {
+        let n = graph.num_rows();
+        if let Some(p) = priorities {
+            if p.len() != n {
+                return Err(Error::invalid_argument(format!(
+                    "{} priorities given for a graph of {n} items; give one per item, or none \
+                     for all Regular",
+                    p.len()
+                )));
+            }
+        }
+        let shape = dag_shape(&graph)?;
+
+        // Dense levels: the priority levels that have items, highest first.
+        let mut present = [false; LEVELS];
+        for p in priorities.unwrap_or_default() {
+            present[p.index()] = true;
+        }
+        let mut dense = [0u8; LEVELS];
+        let mut level_count = 0;
+        for (p, &is_present) in present.iter().enumerate() {
+            dense[p] = level_count as u8;
+            level_count += usize::from(is_present);
+        }
+        let levels: Vec<u8> = match priorities {
+            Some(p) if level_count > 1 => p.iter().map(|l| dense[l.index()]).collect(),
+            _ => Vec::new(),
+        };
+
+        let schedule = Schedule::new(&graph, &shape, &levels, level_count);
+        let mut done = Vec::new();
+        done.try_reserve_exact(n).map_err(|_| {
+            Error::new(
+                ErrorKind::OutOfMemory,
+                format!("no memory for the completion flags of {n} work items"),
+            )
+        })?;
+        done.extend((0..n).map(|_| AtomicU32::new(0)));
+        Ok(WorkGraph {
+            graph,
+            schedule,
+            done: done.into_boxed_slice(),
+            epoch: AtomicU32::new(0),
+            cursor: CachePadded(AtomicUsize::new(0)),
+            lows: (0..low_water_slots())
+                .map(|_| CachePadded(AtomicUsize::new(0)))
+                .collect(),
+            abort: AtomicBool::new(false),
+            running: AtomicBool::new(false),
+        })
+    }
+
+    /// The dependence graph this plan runs.
+    pub fn graph(&self) -> &Arc<Crs> {
+        &self.graph
+    }
+
+    /// N, the number of work items.
+    pub fn num_items(&self) -> usize {
+        self.schedule.order.len()
+    }
+
+    /// The order in which one worker runs the items (the plan's schedule).
+    pub fn order(&self) -> &[u32] {
+        &self.schedule.order
+    }
+
+    /// Runs the work graph on `space`: every thread of the space takes items in the plan's
+    /// order until all N items have run. `work(i)` runs once for each item `i`, concurrently on
+    /// several threads, and F(j) begins only after F(i) has returned for every dependence
+    /// "j after i".
+    ///
+    /// Allocates nothing. Fails without running anything with `Busy` when this plan is running
+    /// already (on another thread, or `work` calling `run` on it) or the space is busy, and with
+    /// `WrongThread` when the caller is not the space's control thread. A panic in `work` stops
+    /// the run (the other workers stop at their next item) and is resumed on the caller; the
+    /// plan stays usable.
+    pub fn run<F: Fn(usize) + Sync>(&self, space: &Space, work: F) -> Result<()> {
+        let _running = self.begin()?;
+        space.run_on_all(&|w| {
+            if w.size == 1 {
+                self.run_alone(&work);
+            } else {
+                self.worker(w.rank, w.size, &work);
+            }
+        })
+    }
+
+    /// Claims the plan for a run and resets what a run on several workers starts from.
+    fn begin(&self) -> Result<Running<'_>> {
+        // Acquire: see everything the previous run left (pairs with the Release in `Running`).
+        if self.running.swap(true, Ordering::Acquire) {
+            return Err(Error::new(
+                ErrorKind::Busy,
+                "this work graph is already running (on another thread, or its own work \
+                 function called run); a plan runs once at a time, so make a second plan from \
+                 the same graph to run both at once",
+            ));
+        }
+        // A new run number, so that every flag (all older numbers) reads "not done". Before
+        // the number wraps around, flags are cleared so that none can equal a future number.
+        let epoch = self.epoch.load(Ordering::Relaxed);
+        let epoch = if epoch == u32::MAX {
+            self.done.iter().for_each(|d| d.store(0, Ordering::Relaxed));
+            1
+        } else {
+            epoch + 1
+        };
+        self.epoch.store(epoch, Ordering::Relaxed);
+        self.cursor.store(0, Ordering::Relaxed);
+        self.lows.iter().for_each(|l| l.store(0, Ordering::Relaxed));
+        self.abort.store(false, Ordering::Relaxed);
+        Ok(Running(&self.running))
+    }
+
+    /// Runs the plan on `workers` loom threads (the model checks in tests/loom_work_graph.rs).
+    #[cfg(loom)]
+    pub fn run_on_loom_threads(
+        self: &Arc<Self>,
+        workers: usize,
+        work: Arc<dyn Fn(usize) + Send + Sync>,
+    ) {
+        let _running = self.begin().expect("the plan is not running");
+        let threads: Vec<_> = (1..workers)
+            .map(|rank| {
+                let plan = Arc::clone(self);
+                let work = Arc::clone(&work);
+                loom::thread::spawn(move || plan.worker(rank, workers, &*work))
+            })
+            .collect();
+        self.worker(0, workers, &*work);
+        threads.into_iter().for_each(|t| t.join().unwrap());
+    }
+}
+
+impl std::fmt::Debug for WorkGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkGraph")
+            .field("num_items", &self.num_items())
+            .field("num_dependences", &self.graph.num_entries())
+            .finish()
+    }
+}
+
+/// Ends a run's claim on the plan, also when unwinding.
+struct Running<'a>(&'a AtomicBool);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        // Release: the next run's Acquire sees this run's writes.
+        self.0.store(false, Ordering::Release);
+    }
+}

@@ -1,0 +1,449 @@
+//! Behaviour of the CRS graph, its checks and transpose, and of runs on small graphs of known
+//! shape. Random DAGs up to 10^6 items at 1..8 workers are in tests/work_graph_random.rs, the
+//! loom models in tests/loom_work_graph.rs.
+
+use super::*;
+use crate::error::ErrorKind;
+use crate::exec::{PoolOptions, Space};
+use crate::priority::Priority;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+fn crs(row_map: &[i64], entries: &[i64]) -> Crs {
+    Crs::new(row_map, entries).unwrap()
+}
+
+/// A graph from a list of "j after i" edges (i, j), rows in the order given.
+fn from_edges(n: usize, edges: &[(usize, usize)]) -> Crs {
+    let mut rows = vec![Vec::new(); n];
+    for &(i, j) in edges {
+        rows[i].push(j as u32);
+    }
+    let mut row_map = vec![0u32];
+    let mut entries = Vec::new();
+    for row in rows {
+        entries.extend(row);
+        row_map.push(entries.len() as u32);
+    }
+    Crs::from_parts(row_map, entries).unwrap()
+}
+
+fn invalid(row_map: &[i64], entries: &[i64]) -> String {
+    let e = Crs::new(row_map, entries).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    e.message().to_owned()
+}
+
+fn threads(n: usize) -> Space {
+    Space::threads(&PoolOptions {
+        threads: n,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// The spaces every run test uses: Serial, and pools of 2 and 4 threads.
+fn spaces() -> Vec<Space> {
+    vec![Space::serial(), threads(2), threads(4)]
+}
+
+/// Runs `plan` on `space`, recording when each item starts and finishes on one global clock,
+/// then checks that each item ran once and every F(j) started after each F(i) it depends on
+/// finished. Returns the order in which items started.
+fn run_checked(plan: &WorkGraph, space: &Space) -> Vec<usize> {
+    let n = plan.num_items();
+    let clock = AtomicUsize::new(0);
+    let start: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(usize::MAX)).collect();
+    let finish: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(usize::MAX)).collect();
+    plan.run(space, |i| {
+        let t = clock.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(
+            start[i].swap(t, Ordering::SeqCst),
+            usize::MAX,
+            "item {i} ran twice"
+        );
+        finish[i].store(clock.fetch_add(1, Ordering::SeqCst), Ordering::SeqCst);
+    })
+    .unwrap();
+    let graph = plan.graph();
+    for (i, finished) in finish.iter().enumerate() {
+        let done = finished.load(Ordering::SeqCst);
+        assert_ne!(done, usize::MAX, "item {i} did not run");
+        for &j in graph.row(i) {
+            let began = start[j as usize].load(Ordering::SeqCst);
+            assert!(
+                done < began,
+                "item {j} started at {began}, before item {i} (which it executes after) \
+                 finished at {done}"
+            );
+        }
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| start[i].load(Ordering::SeqCst));
+    order
+}
+
+fn plan(graph: Crs) -> WorkGraph {
+    WorkGraph::new(Arc::new(graph), None).unwrap()
+}
+
+#[test]
+fn a_graph_keeps_its_rows_and_entries() {
+    let g = crs(&[0, 2, 3, 3], &[1, 2, 2]);
+    assert_eq!(g.num_rows(), 3);
+    assert_eq!(g.num_entries(), 3);
+    assert_eq!(g.row(0), &[1, 2]);
+    assert_eq!(g.row(1), &[2]);
+    assert!(g.row(2).is_empty());
+    assert_eq!(g.row_map(), &[0, 2, 3, 3]);
+    assert_eq!(g.entries(), &[1, 2, 2]);
+    let empty = Crs::new::<i64>(&[0], &[]).unwrap();
+    assert_eq!((empty.num_rows(), empty.num_entries()), (0, 0));
+    assert_eq!(
+        Crs::new(&[0u32, 1, 1], &[1u32]).unwrap(),
+        crs(&[0, 1, 1], &[1])
+    );
+}
+
+#[test]
+fn malformed_offsets_are_rejected_naming_the_row() {
+    assert!(invalid(&[], &[]).contains("row_map is empty"));
+    let m = invalid(&[1, 2], &[0, 0]);
+    assert!(m.contains("row_map[0] = 1"), "{m}");
+    let m = invalid(&[0, 2, 1, 3], &[1, 2, 0]);
+    assert!(m.contains("row 1 ends before it starts"), "{m}");
+    assert!(m.contains("row_map[1] = 2 > row_map[2] = 1"), "{m}");
+    let m = invalid(&[0, 1, 2], &[1, 0, 1]);
+    assert!(m.contains("row_map[2] = 2"), "{m}");
+    assert!(m.contains("number of entries, 3"), "{m}");
+    let m = invalid(&[0, -1, 0], &[]);
+    assert!(m.contains("row_map[1] = -1 is negative"), "{m}");
+}
+
+#[test]
+fn entries_outside_the_items_are_rejected_naming_entry_and_row() {
+    let m = invalid(&[0, 1, 3], &[1, 0, 2]);
+    assert!(m.contains("entries[2] = 2 (in row 1)"), "{m}");
+    assert!(m.contains("items are 0..=1"), "{m}");
+    let m = invalid(&[0, 1, 1], &[-4]);
+    assert!(m.contains("entries[0] = -4 (in row 0)"), "{m}");
+    let e = Crs::from_parts(vec![0, 0, 1], vec![7]).unwrap_err();
+    assert!(e.message().contains("entries[0] = 7 (in row 1)"), "{e}");
+    let e = Crs::from_parts(vec![0, 2], vec![0]).unwrap_err();
+    assert!(e.message().contains("row_map[1] = 2"), "{e}");
+}
+
+#[test]
+fn transpose_reverses_every_edge() {
+    // 0 -> 1, 0 -> 2, 1 -> 3, 2 -> 3 (a diamond).
+    let g = from_edges(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]);
+    let t = g.transpose();
+    assert_eq!(t.row_map(), &[0, 0, 1, 2, 4]);
+    assert_eq!(t.entries(), &[0, 0, 1, 2]);
+    assert_eq!(
+        Crs::new::<i64>(&[0], &[]).unwrap().transpose().num_rows(),
+        0
+    );
+}
+
+#[test]
+fn transpose_of_the_transpose_is_the_original() {
+    let mut seed = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for n in [1usize, 2, 10, 1000] {
+        // Rows with sorted entries (duplicates allowed), any direction, cycles allowed.
+        let mut edges = Vec::new();
+        for i in 0..n {
+            let mut row: Vec<usize> = (0..next() % 6)
+                .map(|_| (next() % n as u64) as usize)
+                .collect();
+            row.sort_unstable();
+            edges.extend(row.into_iter().map(|j| (i, j)));
+        }
+        let g = from_edges(n, &edges);
+        assert_eq!(g.transpose().transpose(), g, "n = {n}");
+    }
+}
+
+#[test]
+fn self_dependence_is_a_cycle_of_length_one() {
+    let g = from_edges(3, &[(0, 1), (1, 1)]);
+    let e = WorkGraph::new(Arc::new(g), None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Cycle);
+    assert!(e.message().contains("item 1 executes after itself"), "{e}");
+    assert!(e.message().contains("entries[1] of row 1"), "{e}");
+}
+
+#[test]
+fn a_cycle_is_reported_with_an_item_on_it_and_its_length() {
+    // 0 -> 1 -> 2 -> 3 -> 1 is a cycle of 3 (1, 2, 3); 4 waits behind it.
+    let g = from_edges(5, &[(0, 1), (1, 2), (2, 3), (3, 1), (3, 4)]);
+    let e = WorkGraph::new(Arc::new(g), None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Cycle);
+    let m = e.message();
+    assert!(m.contains("cycle of length 3"), "{m}");
+    let listed = m.split(": ").nth(1).unwrap().split(" (").next().unwrap();
+    let items: Vec<u32> = listed.split(" -> ").map(|s| s.parse().unwrap()).collect();
+    assert_eq!(items.len(), 4, "{m}");
+    assert_eq!(items[0], items[3]);
+    assert!(
+        m.starts_with(&format!("item {} is on a cycle", items[0])),
+        "{m}"
+    );
+    let mut on_cycle = items[..3].to_vec();
+    on_cycle.sort_unstable();
+    assert_eq!(on_cycle, [1, 2, 3]);
+    // Each listed step is an edge of the graph.
+    let g = from_edges(5, &[(0, 1), (1, 2), (2, 3), (3, 1), (3, 4)]);
+    for w in items.windows(2) {
+        assert!(g.row(w[0] as usize).contains(&w[1]), "{m}");
+    }
+}
+
+#[test]
+fn a_long_cycle_is_listed_in_part() {
+    let n = 100;
+    let edges: Vec<_> = (0..n).map(|i| (i, (i + 1) % n)).collect();
+    let e = WorkGraph::new(Arc::new(from_edges(n, &edges)), None).unwrap_err();
+    assert!(e.message().contains("cycle of length 100"), "{e}");
+    assert!(e.message().contains("(88 more)"), "{e}");
+}
+
+#[test]
+fn priorities_must_cover_every_item() {
+    let g = Arc::new(from_edges(3, &[(0, 1)]));
+    let e = WorkGraph::new(g, Some(&[Priority::High])).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e
+        .message()
+        .contains("1 priorities given for a graph of 3 items"));
+}
+
+#[test]
+fn an_empty_graph_runs_nothing() {
+    let p = plan(Crs::new::<i64>(&[0], &[]).unwrap());
+    for space in spaces() {
+        p.run(&space, |i| panic!("item {i} of an empty graph ran"))
+            .unwrap();
+    }
+}
+
+#[test]
+fn items_without_dependences_all_run() {
+    let p = plan(from_edges(1000, &[]));
+    for space in spaces() {
+        run_checked(&p, &space);
+    }
+}
+
+#[test]
+fn a_chain_runs_in_order() {
+    let n = 500;
+    let edges: Vec<_> = (1..n).map(|i| (i - 1, i)).collect();
+    let p = plan(from_edges(n, &edges));
+    for space in spaces() {
+        assert_eq!(run_checked(&p, &space), (0..n).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn a_diamond_runs_its_top_first_and_its_bottom_last() {
+    let p = plan(from_edges(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]));
+    for space in spaces() {
+        for _ in 0..200 {
+            let order = run_checked(&p, &space);
+            assert_eq!((order[0], order[3]), (0, 3));
+        }
+    }
+}
+
+#[test]
+fn a_star_releases_every_point_after_its_center() {
+    // Out-star: 0 before all; in-star: all before the last.
+    let n = 2000;
+    let out: Vec<_> = (1..n).map(|j| (0, j)).collect();
+    let into: Vec<_> = (0..n - 1).map(|i| (i, n - 1)).collect();
+    for edges in [out, into] {
+        let p = plan(from_edges(n, &edges));
+        for space in spaces() {
+            run_checked(&p, &space);
+        }
+    }
+}
+
+#[test]
+fn a_plan_runs_a_thousand_times() {
+    // A binary reduction tree: leaves 7..15, each inner item after its two children.
+    let edges: Vec<_> = (1..15).map(|i| (i, (i - 1) / 2)).collect();
+    let p = plan(from_edges(15, &edges));
+    let space = threads(3);
+    let runs = AtomicUsize::new(0);
+    for _ in 0..1000 {
+        let order = run_checked(&p, &space);
+        assert_eq!(order[14], 0);
+        runs.fetch_add(1, Ordering::Relaxed);
+    }
+    assert_eq!(runs.load(Ordering::Relaxed), 1000);
+}
+
+/// Fig. 3.6 of 000: naive Fibonacci as a work graph. Item 0 computes fib(n); every item whose
+/// input is >= 2 executes after the two items computing its input - 1 and input - 2.
+#[test]
+fn fibonacci_of_000_figure_3_6() {
+    let n = 20u64;
+    let mut inputs = vec![(n, usize::MAX)];
+    let mut k = 0;
+    while k < inputs.len() {
+        let (input, _) = inputs[k];
+        if input >= 2 {
+            inputs.push((input - 1, k));
+            inputs.push((input - 2, k));
+        }
+        k += 1;
+    }
+    // Row i: the parent of item i executes after it (the figure's m_graph).
+    let row_map: Vec<u32> = std::iter::once(0).chain(0..inputs.len() as u32).collect();
+    let entries: Vec<u32> = inputs[1..].iter().map(|&(_, p)| p as u32).collect();
+    let graph = Crs::from_parts(row_map, entries).unwrap();
+    let depend = graph.transpose();
+    let p = WorkGraph::new(Arc::new(graph), None).unwrap();
+    for space in spaces() {
+        let values: Vec<AtomicUsize> = inputs
+            .iter()
+            .map(|&(input, _)| AtomicUsize::new(if input < 2 { input as usize } else { 0 }))
+            .collect();
+        p.run(&space, |i| {
+            if let [a, b] = *depend.row(i) {
+                let sum = values[a as usize].load(Ordering::Relaxed)
+                    + values[b as usize].load(Ordering::Relaxed);
+                values[i].fetch_add(sum, Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+        assert_eq!(values[0].load(Ordering::Relaxed), 6765);
+    }
+}
+
+#[test]
+fn higher_priorities_run_first_on_one_worker() {
+    use Priority::{High, Low, Regular};
+    // Roots 0 (Low), 1 (Regular), 2 (High); 2 releases 3 (Low) and 4 (High); 1 releases 5
+    // (High). One worker always takes the highest ready level.
+    let g = from_edges(6, &[(2, 3), (2, 4), (1, 5)]);
+    let levels = [Low, Regular, High, Low, High, High];
+    let p = WorkGraph::new(Arc::new(g), Some(&levels)).unwrap();
+    for space in [Space::serial(), threads(1)] {
+        let order = Mutex::new(Vec::new());
+        p.run(&space, |i| order.lock().unwrap().push(i)).unwrap();
+        let order = order.into_inner().unwrap();
+        // 2 (High root), 4 (High, released by 2), 1 (Regular), 5 (High, released by 1),
+        // then the Low items 0 and 3 in either order.
+        assert_eq!(order[..4], [2, 4, 1, 5], "{order:?}");
+        let mut low = order[4..].to_vec();
+        low.sort_unstable();
+        assert_eq!(low, [0, 3]);
+    }
+}
+
+#[test]
+fn priorities_keep_dependences_on_many_workers() {
+    let n = 3000;
+    let edges: Vec<_> = (0..n)
+        .flat_map(|i| [(i, (i * 7 + 1) % n), (i, (i * 13 + 5) % n)])
+        .filter(|&(i, j)| i < j)
+        .collect();
+    let levels: Vec<Priority> = (0..n).map(|i| Priority::ALL[i % 3]).collect();
+    let p = WorkGraph::new(Arc::new(from_edges(n, &edges)), Some(&levels)).unwrap();
+    for space in spaces() {
+        run_checked(&p, &space);
+    }
+}
+
+#[test]
+fn a_plan_runs_once_at_a_time() {
+    let p = plan(from_edges(2, &[(0, 1)]));
+    let space = Space::serial();
+    let nested = Mutex::new(None);
+    p.run(&space, |_| {
+        *nested.lock().unwrap() = Some(p.run(&space, |_| {}).unwrap_err().kind());
+    })
+    .unwrap();
+    assert_eq!(nested.into_inner().unwrap(), Some(ErrorKind::Busy));
+}
+
+#[test]
+fn a_panicking_work_function_stops_the_run_and_the_plan_stays_usable() {
+    let edges: Vec<_> = (1..200).map(|i| (i - 1, i)).collect();
+    let p = plan(from_edges(200, &edges));
+    for space in spaces() {
+        let ran = AtomicUsize::new(0);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            p.run(&space, |i| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                assert_ne!(i, 50, "deliberate failure");
+            })
+        }));
+        assert!(result.is_err());
+        // Items after 50 wait on it and never ran.
+        assert_eq!(ran.load(Ordering::Relaxed), 51);
+        assert_eq!(run_checked(&p, &space).len(), 200);
+    }
+}
+
+#[test]
+fn dispatch_from_another_thread_is_refused_and_runs_nothing() {
+    let p = Arc::new(plan(from_edges(3, &[(0, 1)])));
+    let space = threads(2);
+    let (p2, s2) = (Arc::clone(&p), space.clone());
+    let e = std::thread::spawn(move || p2.run(&s2, |_| panic!("ran")).unwrap_err())
+        .join()
+        .unwrap();
+    assert_eq!(e.kind(), ErrorKind::WrongThread);
+    run_checked(&p, &space);
+}
+
+/// Positions of the items in a plan's order, checking that every item appears once.
+fn positions(plan: &WorkGraph) -> Vec<usize> {
+    let mut at = vec![usize::MAX; plan.num_items()];
+    for (p, &item) in plan.order().iter().enumerate() {
+        assert_eq!(at[item as usize], usize::MAX, "item {item} scheduled twice");
+        at[item as usize] = p;
+    }
+    assert!(at.iter().all(|&p| p != usize::MAX), "an item is missing");
+    at
+}
+
+#[test]
+fn the_schedule_is_a_topological_order_with_or_without_priorities() {
+    let n = 2000;
+    let edges: Vec<_> = (0..n)
+        .flat_map(|i| [(i, (i * 7 + 3) % n), (i, (i * 31 + 11) % n)])
+        .filter(|&(i, j)| i < j)
+        .collect();
+    let graph = Arc::new(from_edges(n, &edges));
+    let levels: Vec<Priority> = (0..n).map(|i| Priority::ALL[i * 5 % 3]).collect();
+    for priorities in [None, Some(&levels[..])] {
+        let plan = WorkGraph::new(Arc::clone(&graph), priorities).unwrap();
+        let at = positions(&plan);
+        for &(i, j) in &edges {
+            assert!(at[i] < at[j], "item {j} is scheduled before item {i}");
+        }
+    }
+}
+
+#[test]
+fn the_longest_chain_is_scheduled_first() {
+    // Items 0..10 are independent; 10 -> 11 -> ... -> 19 is a chain of 10.
+    let edges: Vec<_> = (10..19).map(|i| (i, i + 1)).collect();
+    let plan = plan(from_edges(20, &edges));
+    // Heights 10 down to 2 along the chain, then every item of height 1 in index order: the
+    // independent items and the end of the chain.
+    assert_eq!(plan.order()[..9], (10..19).collect::<Vec<u32>>()[..]);
+    let last: Vec<u32> = (0..10).chain([19]).collect();
+    assert_eq!(plan.order()[9..], last[..]);
+}

@@ -1,0 +1,387 @@
+//! How a run executes the plan's schedule: the scheduler's hot loop.
+//!
+//! 000 §2.4.1 passes items through a shared ready queue Q(N) with atomic begin and end indices,
+//! and counts each item's incomplete dependences in W(N), decremented atomically per
+//! dependence. Both put an atomic read-modify-write on shared words in the path of every item
+//! and every dependence, and the queue hands items out in the order they became ready, which
+//! scatters the work function's accesses. Here the graph being static is used further: the
+//! plan has already fixed the order (`schedule`), so
+//! - one worker simply calls F in that order: a topological order needs no checks at all;
+//! - several workers split the schedule. With one priority level it is the height order, a
+//!   sequence of heights whose items never depend on each other, and worker w of P runs the
+//!   w-th P-th of every height, in chunks of up to 256 positions: level scheduling, with
+//!   point-to-point waits instead of a barrier between heights. Slices keep their place from
+//!   height to height, so in a tree or a wavefront numbered level by level the inputs of a
+//!   worker's slice were mostly produced by that worker, in its own cache, and no shared
+//!   counter is touched at all. With several priority levels the schedule has no heights, and
+//!   workers claim consecutive chunks from one shared cursor instead.
+//!
+//!   Either way, a worker runs the item at position p once every predecessor's completion flag
+//!   holds the current run's number, and after F returns stores that number into p's flag. It
+//!   goes through a chunk in order, skipping items that are not ready yet and coming back to
+//!   them, and waits only when nothing left in the chunk can run. Per item this is one plain
+//!   store and a load per dependence (usually of a flag already set, often skipped thanks to
+//!   the low-water marks): no read-modify-write per item or per dependence, and each worker
+//!   walks positions, flags and (when items are numbered sensibly) the work function's data
+//!   in address order.
+//!
+//! Correctness.
+//! - Order: F(q) returns, then the flag of q is stored with Release; the worker of p loads it
+//!   with Acquire and sees the run's number only after that store, so F(p) happens after F(q).
+//!   Predecessors in the worker's own chunk are tracked in a bit mask and ran earlier on the
+//!   same thread. Flags from earlier runs hold older numbers (`plan::begin`), so they never
+//!   read as done.
+//! - Exactly once: each position is in one worker's slice, or in the chunk the cursor's
+//!   fetch_add handed to one worker.
+//! - Progress (no deadlock): predecessors always have smaller positions, and a worker takes
+//!   its chunks in increasing order of position. Take the smallest position m not yet
+//!   completed. Its worker has completed its chunks below m's, so it is at m's chunk; m's
+//!   predecessors (smaller than m) are complete, those in the chunk by the worker's own mask,
+//!   so the worker runs m at its next pass over the chunk. Hence waits always end, and a worker
+//!   that has nothing more to run is done; the dispatch returns when all workers are.
+//! - Low water (skipping flags): a predecessor far behind the workers is certainly complete,
+//!   and its flag, at a random place for a random graph, would cost a cache miss. Each worker
+//!   has a mark: 0 when the run starts; before each chunk, a position at most the chunk's start
+//!   and above every position of its earlier chunks (all complete by then); usize::MAX once it
+//!   has completed all its positions. A mark only grows, and whatever value a mark held bounds
+//!   from below every position its worker has not completed, then and later (its current and
+//!   later chunks). Positions no worker has yet: none with slices; with the cursor, those at or
+//!   above it, which also only grows. So L = min(marks, cursor), from any values read, bounds
+//!   every incomplete position: each q < L is complete. The mark value above q that the reader
+//!   saw for q's worker was stored (Release) after F(q) returned, and the reader loads it with
+//!   Acquire, so F(q) happens before whatever the reader runs next. An aborting worker leaves
+//!   its mark as it is.
+//! - A panic in F sets `abort` (while unwinding); waiting workers stop waiting and no worker
+//!   claims another chunk, so the run ends and the panic is resumed on the caller.
+//!
+//! Cost of a static schedule: a worker waits when nothing in its chunk is ready, even if items
+//! elsewhere are, and with slices a worker slowed down (by a costlier item, or by losing its
+//! core) holds back the others at the next height that needs its slice. This suits the
+//! homogeneous, fine-grained items a work graph is for.
+
+use super::plan::WorkGraph;
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Largest chunk of positions a worker runs (or claims) at once: large enough that claims stay
+/// rare with many workers on one shared cursor, and that a worker follows the dependences
+/// among nearby positions itself; small enough that a worker holds back few items while it
+/// waits. Claimed chunks are otherwise 1/(`CHUNK_DIVISOR` × workers) of the positions left, as
+/// in guided scheduling, so they shrink towards the end of the run. (Under loom, chunks are exactly 2: the models'
+/// small graphs then have chunks of several items that are not all ready at once.)
+const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 256 };
+const MIN_CHUNK: usize = if cfg!(loom) { 2 } else { 1 };
+const CHUNK_DIVISOR: usize = 4;
+/// A worker reads the others' low-water marks every `workers / LOW_WATER_READERS` chunks, so
+/// that the marks' cache lines are read about this many times per chunk time.
+const LOW_WATER_READERS: usize = 4;
+/// Words of the bit mask that tracks the positions of a chunk not yet run.
+const MASK_WORDS: usize = MAX_CHUNK.div_ceil(64);
+/// Rounds an idle worker spins before it starts yielding its core.
+#[cfg(not(loom))]
+const SPIN_ROUNDS: u32 = 16;
+
+impl WorkGraph {
+    /// A run on one worker: the schedule is a topological order, so F runs in it unchecked.
+    pub(super) fn run_alone<F: Fn(usize) + ?Sized>(&self, work: &F) {
+        for &item in self.schedule.order.iter() {
+            work(item as usize);
+        }
+    }
+
+    /// Runs as worker `rank` of `size` until its share of the schedule is complete.
+    pub(super) fn worker<F: Fn(usize) + ?Sized>(&self, rank: usize, size: usize, work: &F) {
+        let _abort = AbortOnUnwind(&self.abort);
+        let levels = !self.schedule.level_starts.is_empty();
+        let mut marks = Marks {
+            plan: self,
+            // Low-water marks need one per worker of the run.
+            own: (size <= self.lows.len()).then(|| &*self.lows[rank]),
+            size,
+            claims_pending: !levels,
+            low_water: 0,
+            chunks_since_refresh: 0,
+        };
+        // Relaxed: stored by `begin` before the dispatch that started this worker.
+        let epoch = self.epoch.load(Ordering::Relaxed);
+        let finished = if levels {
+            self.run_slices(rank, size, epoch, &mut marks, work)
+        } else {
+            self.claim_chunks(size, epoch, &mut marks, work)
+        };
+        if finished {
+            marks.finish();
+        }
+    }
+
+    /// One priority level: at each height, runs the worker's proportional slice of the
+    /// height's positions. False if the run was aborted.
+    fn run_slices<F: Fn(usize) + ?Sized>(
+        &self,
+        rank: usize,
+        size: usize,
+        epoch: u32,
+        marks: &mut Marks<'_>,
+        work: &F,
+    ) -> bool {
+        for height in self.schedule.level_starts.windows(2) {
+            let (start, width) = (height[0] as usize, (height[1] - height[0]) as usize);
+            let end = start + width * (rank + 1) / size;
+            let mut chunk = start + width * rank / size;
+            while chunk < end {
+                // Relaxed: `abort` only asks workers to stop; nothing is read on its account.
+                if self.abort.load(Ordering::Relaxed) {
+                    return false;
+                }
+                let chunk_end = (chunk + MAX_CHUNK).min(end);
+                marks.before_chunk(chunk);
+                if !self.run_chunk(chunk, chunk_end, epoch, marks, work) {
+                    return false;
+                }
+                chunk = chunk_end;
+            }
+        }
+        true
+    }
+
+    /// Several priority levels: claims chunks of the schedule from the shared cursor until
+    /// none is left. False if the run was aborted.
+    fn claim_chunks<F: Fn(usize) + ?Sized>(
+        &self,
+        size: usize,
+        epoch: u32,
+        marks: &mut Marks<'_>,
+        work: &F,
+    ) -> bool {
+        let n = self.schedule.order.len();
+        loop {
+            // Relaxed: only a hint for the chunk size and the mark (module comment).
+            let seen = self.cursor.load(Ordering::Relaxed);
+            if seen >= n {
+                return true;
+            }
+            // Relaxed: as in `run_slices`.
+            if self.abort.load(Ordering::Relaxed) {
+                return false;
+            }
+            marks.before_chunk(seen);
+            let chunk = ((n - seen) / (CHUNK_DIVISOR * size)).clamp(MIN_CHUNK, MAX_CHUNK);
+            // Relaxed: the fetch_add alone hands each position to one worker; the data the
+            // positions refer to is immutable during the run.
+            let start = self.cursor.fetch_add(chunk, Ordering::Relaxed);
+            let end = (start + chunk).min(n);
+            if start < n && !self.run_chunk(start, end, epoch, marks, work) {
+                return false;
+            }
+        }
+    }
+
+    /// Runs positions `start..end`: in order while their predecessors are done, skipping any
+    /// that are not yet ready and coming back to them, so that the worker waits only when
+    /// nothing left in its chunk can run. False if the run was aborted meanwhile.
+    fn run_chunk<F: Fn(usize) + ?Sized>(
+        &self,
+        start: usize,
+        end: usize,
+        epoch: u32,
+        marks: &mut Marks<'_>,
+        work: &F,
+    ) -> bool {
+        // The first pass: usually every item is ready and this is all there is. The arrays
+        // are held here so the calls to F do not make them be reloaded for every item.
+        let mut pending = Pending::none(start);
+        let latest_pred = &self.schedule.latest_pred[start..end];
+        let order = &self.schedule.order[start..end];
+        let done = &self.done[start..end];
+        let low_water = marks.low_water;
+        for (k, ((&latest, &item), flag)) in latest_pred.iter().zip(order).zip(done).enumerate() {
+            // The latest predecessor below the low water: so are the others, all complete.
+            if latest as usize <= low_water || self.is_ready(start + k, &pending, epoch, low_water)
+            {
+                work(item as usize);
+                // Release: a worker that sees this number also sees F's writes.
+                flag.store(epoch, Ordering::Release);
+            } else {
+                pending.insert(start + k);
+            }
+        }
+        let mut rounds = 0u32;
+        while !pending.is_empty() {
+            // A pass goes through the chunk in order, so whatever is left waits, directly or
+            // through an earlier item of the chunk, for another worker: pause before looking
+            // again, longer while nothing moves.
+            if self.abort.load(Ordering::Relaxed) {
+                return false;
+            }
+            pause(&mut rounds);
+            // The others have moved on meanwhile: predecessors they completed need no look.
+            marks.refresh();
+            for w in 0..MASK_WORDS {
+                let mut bits = pending.words[w];
+                while bits != 0 {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let p = start + 64 * w + b;
+                    if self.schedule.latest_pred[p] as usize <= marks.low_water
+                        || self.is_ready(p, &pending, epoch, marks.low_water)
+                    {
+                        self.run_item(p, epoch, work);
+                        pending.words[w] &= !(1 << b);
+                        rounds = 0;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Calls F on the item at position `p` and marks it complete.
+    #[inline]
+    fn run_item<F: Fn(usize) + ?Sized>(&self, p: usize, epoch: u32, work: &F) {
+        work(self.schedule.order[p] as usize);
+        // Release: a worker that sees this number also sees F's writes.
+        self.done[p].store(epoch, Ordering::Release);
+    }
+
+    /// True when every predecessor of position `p` has completed in run `epoch`: those below
+    /// the low-water mark without looking, those in the worker's own chunk by its `pending`
+    /// mask, the others by their completion flags.
+    #[inline(never)]
+    fn is_ready(&self, p: usize, pending: &Pending, epoch: u32, low_water: usize) -> bool {
+        for &q in self.schedule.predecessors(p) {
+            let q = q as usize;
+            if q < low_water {
+                // Predecessors come latest first: the rest are below the mark too.
+                return true;
+            }
+            let done = if q >= pending.start {
+                !pending.contains(q)
+            } else {
+                // Acquire: pairs with the Release store after F(q) (module comment).
+                self.done[q].load(Ordering::Acquire) == epoch
+            };
+            if !done {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The positions of a worker's chunk that it skipped and has not run yet: bit b of word w
+/// stands for position `start + 64 w + b`.
+struct Pending {
+    start: usize,
+    words: [u64; MASK_WORDS],
+}
+
+impl Pending {
+    /// None yet, for a chunk starting at `start`.
+    fn none(start: usize) -> Pending {
+        Pending {
+            start,
+            words: [0; MASK_WORDS],
+        }
+    }
+
+    /// Adds position `p` of the chunk (below `start + MAX_CHUNK`).
+    fn insert(&mut self, p: usize) {
+        let offset = p - self.start;
+        self.words[offset / 64] |= 1 << (offset % 64);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// True if position `p` (>= start) is in the chunk and has not run.
+    fn contains(&self, p: usize) -> bool {
+        let offset = p - self.start;
+        offset < MAX_CHUNK && self.words[offset / 64] & (1 << (offset % 64)) != 0
+    }
+}
+
+/// A worker's low-water mark and its view of everyone's (module comment).
+struct Marks<'a> {
+    plan: &'a WorkGraph,
+    /// This worker's mark, if every worker of the run has one.
+    own: Option<&'a AtomicUsize>,
+    size: usize,
+    /// True when positions are claimed from the cursor, so unclaimed ones lie above it.
+    claims_pending: bool,
+    /// Every position below this one is complete.
+    low_water: usize,
+    chunks_since_refresh: usize,
+}
+
+impl Marks<'_> {
+    /// Called before the worker starts a chunk at or above `position`, having completed all
+    /// its earlier ones: publishes the mark and now and then recomputes the low water.
+    fn before_chunk(&mut self, position: usize) {
+        let Some(own) = self.own else { return };
+        // Release: what this worker ran so far is complete (module comment).
+        own.store(position, Ordering::Release);
+        if self.chunks_since_refresh >= self.size.div_ceil(LOW_WATER_READERS) {
+            self.refresh();
+        }
+        self.chunks_since_refresh += 1;
+    }
+
+    /// Recomputes the low water from everyone's marks.
+    fn refresh(&mut self) {
+        if self.own.is_none() {
+            return;
+        }
+        // Relaxed: any value the cursor held bounds the positions not yet claimed.
+        let unclaimed = if self.claims_pending {
+            self.plan.cursor.load(Ordering::Relaxed)
+        } else {
+            usize::MAX
+        };
+        self.low_water = self.plan.lows[..self.size]
+            .iter()
+            // Acquire: pairs with the Release store of a mark, made after that worker's
+            // earlier items completed, so skipping their flags still orders F after them.
+            .map(|l| l.load(Ordering::Acquire))
+            .fold(unclaimed, usize::min);
+        self.chunks_since_refresh = 0;
+    }
+
+    /// Called when the worker has completed all its positions.
+    fn finish(&self) {
+        if let Some(own) = self.own {
+            // Release: everything this worker ran is complete.
+            own.store(usize::MAX, Ordering::Release);
+        }
+    }
+}
+
+/// Waits a little before a worker checks a flag again: spins at first, then yields the core so
+/// that a machine with fewer cores than workers lets the awaited worker run.
+#[cfg(not(loom))]
+fn pause(rounds: &mut u32) {
+    if *rounds < SPIN_ROUNDS {
+        *rounds += 1;
+        for _ in 0..1u32 << (*rounds).min(6) {
+            std::hint::spin_loop();
+        }
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+/// Under loom, a spinning thread must yield so the model explores the others.
+#[cfg(loom)]
+fn pause(_rounds: &mut u32) {
+    loom::thread::yield_now();
+}
+
+/// Tells the other workers to stop when this one unwinds from a panicking F.
+struct AbortOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for AbortOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}

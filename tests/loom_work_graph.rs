@@ -1,0 +1,188 @@
+//! Model checks of work-graph runs on two workers under every interleaving (up to a preemption
+//! bound) and every weak-memory outcome loom explores: slices of each height (one priority
+//! level) and chunk claims from the shared cursor (several levels), the completion flags
+//! (Release after F, Acquire before a successor), waiting, low-water marks, run numbers across
+//! runs, and termination.
+//!
+//! Run with:
+//!     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test loom_work_graph
+//! The preemption bound defaults to 3; `LOOM_MAX_PREEMPTIONS` overrides it.
+//!
+//! Each item's output is a loom `UnsafeCell`: F(j) reads the cells of the items it executes
+//! after and writes its own, so loom reports a data race if F(j) does not happen after each
+//! F(i) it depends on, and the values check that each predecessor had run (and run once).
+
+#![cfg(loom)]
+
+use loom::cell::UnsafeCell;
+use std::sync::Arc;
+use taskdag::priority::Priority;
+use taskdag::work_graph::{Crs, WorkGraph};
+
+fn check(model: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(3);
+    }
+    builder.check(model);
+}
+
+/// One output cell per item: the number of times the item ran.
+struct Outputs(Vec<UnsafeCell<u32>>);
+
+// SAFETY: the cells are only accessed through loom, which checks that no two accesses race.
+unsafe impl Sync for Outputs {}
+
+fn graph(n: usize, edges: &[(u32, u32)]) -> Crs {
+    let mut row_map = vec![0u32; n + 1];
+    let mut entries = Vec::new();
+    for i in 0..n {
+        entries.extend(edges.iter().filter(|e| e.0 as usize == i).map(|e| e.1));
+        row_map[i + 1] = entries.len() as u32;
+    }
+    Crs::from_parts(row_map, entries).unwrap()
+}
+
+/// Runs the graph of `edges` on two loom workers and checks order and completeness.
+fn run_two_workers(n: usize, edges: &'static [(u32, u32)]) {
+    run_two_workers_with(n, edges, None);
+}
+
+/// The same with priorities, which make the workers claim chunks from the shared cursor.
+fn run_two_workers_with(
+    n: usize,
+    edges: &'static [(u32, u32)],
+    priorities: Option<&'static [Priority]>,
+) {
+    check(move || {
+        let graph = Arc::new(graph(n, edges));
+        let predecessors = graph.transpose();
+        let plan = Arc::new(WorkGraph::new(Arc::clone(&graph), priorities).unwrap());
+        let outputs = Arc::new(Outputs((0..n).map(|_| UnsafeCell::new(0)).collect()));
+        let out = Arc::clone(&outputs);
+        plan.run_on_loom_threads(
+            2,
+            Arc::new(move |j: usize| {
+                for &i in predecessors.row(j) {
+                    let ran = out.0[i as usize].with(|p| unsafe { *p });
+                    assert_eq!(ran, 1, "item {j} started before item {i} ran");
+                }
+                out.0[j].with_mut(|p| unsafe { *p += 1 });
+            }),
+        );
+        for (i, cell) in outputs.0.iter().enumerate() {
+            assert_eq!(cell.with(|p| unsafe { *p }), 1, "item {i}");
+        }
+    });
+}
+
+/// Two inputs on different workers: item 2 waits for both flags, whichever worker claims it.
+#[test]
+fn a_join_runs_after_both_inputs() {
+    run_two_workers(3, &[(0, 2), (1, 2)]);
+}
+
+/// A diamond: the middle items may run on either worker, each after the top; the bottom after
+/// both.
+#[test]
+fn a_diamond_runs_in_order_on_two_workers() {
+    run_two_workers(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]);
+}
+
+/// Three items after one root: every item is claimed and run by exactly one worker.
+#[test]
+fn a_fan_out_runs_each_item_once() {
+    run_two_workers(4, &[(0, 1), (0, 2), (0, 3)]);
+}
+
+/// A chain split across the workers' claims: each waits for the other's flag in turn.
+#[test]
+fn a_chain_alternates_between_workers() {
+    run_two_workers(3, &[(0, 1), (1, 2)]);
+}
+
+/// Claimed chunks of two positions (priorities make the workers claim from the cursor; the
+/// schedule is items 0, 1, 2, 3): item 2 waits for item 0, item 3 for nothing, so a worker
+/// that claims 2 and 3 while 0 runs runs 3 first and comes back to 2.
+#[test]
+fn chunks_skip_items_that_are_not_ready() {
+    const LEVELS: &[Priority] = &[
+        Priority::High,
+        Priority::High,
+        Priority::Regular,
+        Priority::Low,
+    ];
+    run_two_workers_with(4, &[(0, 2)], Some(LEVELS));
+}
+
+/// Six items in two heights: before its chunk of the second height a worker reads the
+/// low-water marks, and may skip the flag of a predecessor below them only if it is complete.
+#[test]
+fn the_low_water_mark_only_covers_completed_items() {
+    run_two_workers(6, &[(0, 4), (1, 5), (2, 4)]);
+}
+
+/// Slices of each height: items 0 and 1 (height 2) go one to each worker; at height 1 worker 0
+/// gets item 2 (after 1, the other worker's) and worker 1 gets items 3 (after 0, the other
+/// worker's) and 4 (after nothing), so it may run 4 first while 3 waits.
+#[test]
+fn slices_run_ready_items_first_and_wait_for_the_others() {
+    run_two_workers(5, &[(0, 3), (1, 2)]);
+}
+
+/// With priorities the workers claim chunks of two from the shared cursor: the diamond's
+/// middle items may be claimed by either worker while the top is still running.
+#[test]
+fn claimed_chunks_keep_the_order() {
+    const LEVELS: &[Priority] = &[
+        Priority::High,
+        Priority::Low,
+        Priority::High,
+        Priority::Regular,
+    ];
+    run_two_workers_with(4, &[(0, 1), (0, 2), (1, 3), (2, 3)], Some(LEVELS));
+}
+
+/// Low-water marks with claimed chunks: a worker's second claim reads the marks and may skip a
+/// predecessor's flag only if it is complete.
+#[test]
+fn claimed_chunks_trust_only_complete_low_water() {
+    const LEVELS: &[Priority] = &[
+        Priority::High,
+        Priority::High,
+        Priority::Low,
+        Priority::Low,
+        Priority::Regular,
+        Priority::Regular,
+    ];
+    run_two_workers_with(6, &[(0, 4), (1, 5), (2, 4)], Some(LEVELS));
+}
+
+/// The plan is reused: flags set in the first run must not count as done in the second, which
+/// runs under a new run number.
+#[test]
+fn a_second_run_does_not_see_the_first_runs_flags() {
+    check(|| {
+        let graph = Arc::new(graph(3, &[(0, 2), (1, 2)]));
+        let predecessors = graph.transpose();
+        let plan = Arc::new(WorkGraph::new(graph, None).unwrap());
+        let outputs = Arc::new(Outputs((0..3).map(|_| UnsafeCell::new(0)).collect()));
+        for run in 1..=2 {
+            let out = Arc::clone(&outputs);
+            let before = predecessors.clone();
+            plan.run_on_loom_threads(
+                2,
+                Arc::new(move |j: usize| {
+                    for &i in before.row(j) {
+                        let ran = out.0[i as usize].with(|p| unsafe { *p });
+                        assert_eq!(ran, run, "item {j} started before item {i} ran again");
+                    }
+                    out.0[j].with_mut(|p| unsafe { *p += 1 });
+                }),
+            );
+            for cell in &outputs.0 {
+                assert_eq!(cell.with(|p| unsafe { *p }), run);
+            }
+        }
+    });
+}
