@@ -17,9 +17,8 @@ pub struct Topology {
 
 impl Topology {
     /// The host as seen by the first call in this process. Later calls return the same: the
-    /// OS answers from the calling thread's affinity, and td_initialize pins its caller to one
-    /// CPU, after which a fresh look would find a one-CPU machine (and a second td_initialize
-    /// would build a one-thread pool).
+    /// OS answers from the calling thread's affinity, which a pool thread (pinned to one CPU)
+    /// would report as a one-CPU machine.
     pub fn detect() -> Topology {
         static DETECTED: OnceLock<Topology> = OnceLock::new();
         *DETECTED.get_or_init(|| {

@@ -60,8 +60,9 @@ pub fn pool_rank() -> Option<usize> {
     MEMBERSHIP.with(|m| m.get().map(|x| x.rank))
 }
 
-/// The hardware thread (OS CPU id) the caller runs on: the pinned one for pool threads, else
-/// the one the OS reports now.
+/// The hardware thread (OS CPU id) the caller is assigned to: the pinned one for pool workers,
+/// the reserved one for a pool's creating thread (rank 0, left unpinned so that threads it
+/// creates are not confined to one core), else the one the OS reports now.
 pub fn hardware_thread_id() -> usize {
     MEMBERSHIP
         .with(|m| m.get().and_then(|x| x.cpu))

@@ -18,8 +18,11 @@ use std::thread::JoinHandle;
 pub struct PoolOptions {
     /// Threads including the creating thread; at least 1.
     pub threads: usize,
-    /// Hardware thread (OS CPU id) for each rank, or empty for no pinning. Rank 0 (the creating
-    /// thread) is pinned too, as Kokkos pins its master thread.
+    /// Hardware thread (OS CPU id) for each rank, or empty for no pinning. Rank 0, the creating
+    /// thread, is not pinned but has its CPU reserved (no other rank gets it): threads that the
+    /// caller creates later inherit its affinity, and pinning it confined all of a program's own
+    /// threads to one core (measured: a 16-thread pthread benchmark run after td_initialize ran
+    /// at one thread's speed).
     pub cpus: Vec<usize>,
     /// NUMA domain of each rank; empty means all in domain 0.
     pub numa: Vec<usize>,
@@ -63,9 +66,6 @@ impl ThreadPool {
                 .map(|r| opts.numa.get(r).copied().unwrap_or(0))
                 .collect(),
         });
-        if let Some(cpu) = shared.cpus[0] {
-            core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
-        }
         current::enter_pool(shared.id, 0, shared.cpus[0]);
         let mut workers = Vec::with_capacity(n - 1);
         for rank in 1..n {
