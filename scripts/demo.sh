@@ -9,3 +9,9 @@ cmake --build build/demo -j "$(nproc)" --target showcase
 # The task DAG: Fibonacci with one task per call (000 Fig. 3.4): result, tasks, time, memory.
 cmake --build build/demo -j "$(nproc)" --target fib_task_c
 ./build/demo/c-examples/fib_task_c
+# Data-parallel dispatch, two instances with a scheduler each, a work graph, and views.
+cmake --build build/demo -j "$(nproc)" --target dot instances wavefront views_c
+./build/demo/c-examples/dot
+./build/demo/c-examples/instances
+./build/demo/c-examples/wavefront
+./build/demo/c-examples/views_c
