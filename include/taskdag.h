@@ -1123,24 +1123,6 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Returns 1 if TD_SPACE_CUDA can be used: the library was built with CUDA support, an NVIDIA
- * driver is installed and it reports at least one device; 0 otherwise (td_configuration_string
- * says which part is missing). Whether the kernels of the library itself were built is a
- * separate matter: operations that need them report TD_ERROR_UNAVAILABLE.
- *
- * Thread safety: any thread, any time, also before td_initialize.
- */
-int td_cuda_available(void);
-
-/**
- * Writes to `*out` the number of CUDA devices the driver reports: 0 without a driver or device.
- *
- * Thread safety: any thread, any time, also before td_initialize.
- * Returns TD_OK; TD_ERROR_NULL_ARGUMENT.
- */
-enum td_status td_cuda_device_count(int *out);
-
-/**
  * Creates a graph of `num_rows` work items from `row_map` (num_rows + 1 offsets) and `entries`
  * (`num_entries` item indices): `j = entries[k]` for `k` in `[row_map[i], row_map[i+1])` means
  * item j executes after item i (000 §3.3.1). Indices are 0-based (Fortran callers: see
@@ -1220,6 +1202,24 @@ enum td_status td_crs_export(const struct td_crs *crs,
                              size_t row_map_len,
                              int64_t *entries,
                              size_t entries_len);
+
+/**
+ * Returns 1 if TD_SPACE_CUDA can be used: the library was built with CUDA support, an NVIDIA
+ * driver is installed and it reports at least one device; 0 otherwise (td_configuration_string
+ * says which part is missing). Whether the kernels of the library itself were built is a
+ * separate matter: operations that need them report TD_ERROR_UNAVAILABLE.
+ *
+ * Thread safety: any thread, any time, also before td_initialize.
+ */
+int td_cuda_available(void);
+
+/**
+ * Writes to `*out` the number of CUDA devices the driver reports: 0 without a driver or device.
+ *
+ * Thread safety: any thread, any time, also before td_initialize.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT.
+ */
+enum td_status td_cuda_device_count(int *out);
 
 /**
  * Returns a human-readable description of the last failure on the calling thread: which function
