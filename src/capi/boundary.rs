@@ -140,3 +140,14 @@ pub(crate) fn enum_arg<E: Copy>(value: i32, name: &str, table: &[(i32, E, &str)]
             ))
         })
 }
+
+/// A caller's `user` pointer handed to its callbacks on the threads of a dispatch, a run or a
+/// partition. The callbacks' documented contract makes sharing it the caller's responsibility;
+/// taskdag never dereferences it.
+#[derive(Clone, Copy)]
+pub(crate) struct UserPtr(pub(crate) *mut std::ffi::c_void);
+
+// SAFETY: see the type's comment: the pointer is only passed back to the caller's callbacks.
+unsafe impl Sync for UserPtr {}
+// SAFETY: as above.
+unsafe impl Send for UserPtr {}

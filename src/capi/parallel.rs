@@ -2,7 +2,7 @@
 //! index ranges, and the team policy. Bodies receive ranges [begin, end), not single indices, so
 //! the loop over indices is the caller's own, compiled and inlined in the caller's language.
 
-use super::boundary::{call, null_argument, read_versioned, Versioned};
+use super::boundary::{call, null_argument, read_versioned, UserPtr, Versioned};
 use super::error::CResult;
 use super::reduction::{td_reduce_op, td_reducer, td_scalar_type, Combine};
 use super::space::{space_arg, td_space};
@@ -93,12 +93,6 @@ pub type td_scan_fn = Option<
 >;
 /// Body of td_parallel_team: runs on every member of a team for each league entry.
 pub type td_team_fn = Option<unsafe extern "C" fn(team: *const td_team, user: *mut c_void)>;
-
-/// Passes the caller's `user` pointer to every thread; the caller vouches for its thread safety.
-#[derive(Clone, Copy)]
-struct UserPtr(*mut c_void);
-unsafe impl Sync for UserPtr {}
-unsafe impl Send for UserPtr {}
 
 unsafe fn range_policy(policy: *const td_range_policy) -> CResult<RangePolicy> {
     let p: td_range_policy = read_versioned(policy, "policy", false)?;

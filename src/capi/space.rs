@@ -1,7 +1,7 @@
 //! `td_space`: an execution space instance (003) behind a C handle — the Serial space, the root
 //! instance of the Threads space, or a sub-instance from td_space_run_instances.
 
-use super::boundary::{call, null_argument, read_versioned, Out, Versioned};
+use super::boundary::{call, null_argument, read_versioned, Out, UserPtr, Versioned};
 use super::error::CError;
 use super::handle::{self, Handle};
 use super::status::td_status;
@@ -219,12 +219,6 @@ pub unsafe extern "C" fn td_space_run_instances(
         Ok(())
     })
 }
-
-/// Passes the caller's `user` pointer to the control threads; the caller vouches for it.
-#[derive(Clone, Copy)]
-struct UserPtr(*mut c_void);
-unsafe impl Sync for UserPtr {}
-unsafe impl Send for UserPtr {}
 
 /// Writes to `*out` a handle to the same instance restricted to its first ⌈fraction × threads⌉
 /// threads (003 masks); dispatches on it use only those threads.

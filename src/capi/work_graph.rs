@@ -1,7 +1,7 @@
 //! `td_work_graph`: a planned work graph (000 §3.3.1 `WorkGraphPolicy`) behind a C handle, and
 //! its run with a C work function.
 
-use super::boundary::{call, null_argument, Out};
+use super::boundary::{call, null_argument, Out, UserPtr};
 use super::crs::{crs_arg, td_crs};
 use super::error::CResult;
 use super::handle::{self, Handle};
@@ -115,19 +115,11 @@ pub unsafe extern "C" fn td_work_graph_run(
         let Some(work) = work_fn else {
             return Err(null_argument("work_fn"));
         };
-        let user = UserPointer(user);
+        let user = UserPtr(user);
         let user = &user;
         Ok(plan.run(space, move |i| work(i as i64, user.0))?)
     })
 }
-
-/// The caller's `user` pointer, handed to its work function on every thread of the run (the
-/// function's documented contract makes that sharing the caller's responsibility).
-struct UserPointer(*mut c_void);
-
-// SAFETY: taskdag never dereferences the pointer; it only passes it back to the caller's
-// thread-safe work function.
-unsafe impl Sync for UserPointer {}
 
 /// Writes N, the number of work items, to `*out`.
 ///
