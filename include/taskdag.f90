@@ -100,6 +100,7 @@ module taskdag
   public :: td_pool_create, td_pool_retain, td_pool_release, td_pool_allocate, td_pool_deallocate
   public :: td_pool_allocate_block_size, td_pool_capacity, td_pool_min_block_size
   public :: td_pool_max_block_size, td_pool_usage_statistics, td_status_string
+  public :: td_pool_reset, td_cuda_available, td_cuda_device_count
 
   ! Out-arguments are intent(inout): the C functions leave them untouched on failure, so the
   ! wrappers' initial values must survive (intent(out) lets the compiler drop them).
@@ -247,6 +248,26 @@ module taskdag
       integer(c_int) :: status
     end function td_pool_usage_statistics
 
+    !> Frees every block of a TD_SPACE_CUDA pool at once (td_pool_reset).
+    function td_pool_reset(pool) bind(c, name="td_pool_reset") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: pool
+      integer(c_int) :: status
+    end function td_pool_reset
+
+    !> 1 when TD_SPACE_CUDA can be used, else 0.
+    function td_cuda_available() bind(c, name="td_cuda_available") result(available)
+      import :: c_int
+      integer(c_int) :: available
+    end function td_cuda_available
+
+    !> Number of CUDA devices the driver reports.
+    function td_cuda_device_count(out) bind(c, name="td_cuda_device_count") result(status)
+      import :: c_int
+      integer(c_int), intent(out) :: out
+      integer(c_int) :: status
+    end function td_cuda_device_count
+
     !> Name of a status (static string).
     function td_status_string(status) bind(c, name="td_status_string") result(name)
       import :: c_int, c_ptr
@@ -266,7 +287,7 @@ module taskdag
   ! ------------------------------------------------------------------------------------------
   public :: taskdag_initialize, taskdag_finalize, taskdag_is_initialized
   public :: taskdag_version, taskdag_configuration, taskdag_last_error_message
-  public :: taskdag_status_name
+  public :: taskdag_status_name, taskdag_cuda_available, taskdag_cuda_device_count
 
   !> A memory pool: a fixed span of memory handing out power-of-two blocks, safe to use from
   !> many threads. Holds one reference to a td_pool.
@@ -292,6 +313,7 @@ module taskdag
     procedure :: min_block_size => pool_min_block_size
     procedure :: max_block_size => pool_max_block_size
     procedure :: statistics => pool_statistics
+    procedure :: reset => pool_reset
     procedure :: release => pool_release
     procedure :: is_created => pool_is_created
     procedure :: c_handle => pool_c_handle
@@ -1717,12 +1739,13 @@ contains
   !> Creates a host pool of at least `min_total_alloc_size` bytes (see td_pool_args for the
   !> optional sizes; 0 or absent = default). Releases the pool this variable held before.
   subroutine pool_create_int64(this, min_total_alloc_size, min_block_alloc_size, &
-                               max_block_alloc_size, min_superblock_size, stat)
+                               max_block_alloc_size, min_superblock_size, stat, memory_space)
     class(taskdag_pool), intent(inout) :: this
     integer(int64), intent(in) :: min_total_alloc_size
     integer(int64), intent(in), optional :: min_block_alloc_size, max_block_alloc_size, &
                                             min_superblock_size
     integer, intent(out), optional :: stat
+    integer(c_int32_t), intent(in), optional :: memory_space
     type(td_pool_args) :: args
     type(c_ptr) :: created
     integer(c_int) :: status
@@ -1732,6 +1755,7 @@ contains
     if (present(min_block_alloc_size)) args%min_block_alloc_size = int(min_block_alloc_size, c_size_t)
     if (present(max_block_alloc_size)) args%max_block_alloc_size = int(max_block_alloc_size, c_size_t)
     if (present(min_superblock_size)) args%min_superblock_size = int(min_superblock_size, c_size_t)
+    if (present(memory_space)) args%memory_space = memory_space
     status = td_pool_create(args, created)
     if (status == TD_OK) then
       call this%release()
@@ -1741,12 +1765,13 @@ contains
   end subroutine pool_create_int64
 
   subroutine pool_create_int32(this, min_total_alloc_size, min_block_alloc_size, &
-                               max_block_alloc_size, min_superblock_size, stat)
+                               max_block_alloc_size, min_superblock_size, stat, memory_space)
     class(taskdag_pool), intent(inout) :: this
     integer(int32), intent(in) :: min_total_alloc_size
     integer(int32), intent(in), optional :: min_block_alloc_size, max_block_alloc_size, &
                                             min_superblock_size
     integer, intent(out), optional :: stat
+    integer(c_int32_t), intent(in), optional :: memory_space
     integer(int64) :: min_block, max_block, superblock
 
     ! Absent sizes are passed as 0, which td_pool_create reads as "default".
@@ -1757,7 +1782,7 @@ contains
     if (present(max_block_alloc_size)) max_block = max_block_alloc_size
     if (present(min_superblock_size)) superblock = min_superblock_size
     call pool_create_int64(this, int(min_total_alloc_size, int64), min_block, max_block, &
-                           superblock, stat)
+                           superblock, stat, memory_space)
   end subroutine pool_create_int32
 
   !> Allocates a block of at least `size` bytes, aligned to its block size, searching the pool
@@ -1905,6 +1930,30 @@ contains
 
     handle = this%handle
   end function pool_c_handle
+
+  !> Frees every block of a TD_SPACE_CUDA pool at once and zeroes its statistics (td_pool_reset).
+  !> No kernel may use the pool meanwhile. A host pool is misuse (TD_ERROR_INVALID_ARGUMENT).
+  subroutine pool_reset(this, stat)
+    class(taskdag_pool), intent(inout) :: this
+    integer, intent(out), optional :: stat
+
+    call report(td_pool_reset(this%handle), stat)
+  end subroutine pool_reset
+
+  !> True when TD_SPACE_CUDA can be used: built with CUDA support, a driver and a device.
+  logical function taskdag_cuda_available()
+    taskdag_cuda_available = td_cuda_available() /= 0
+  end function taskdag_cuda_available
+
+  !> Number of CUDA devices the driver reports; 0 without a driver or device.
+  function taskdag_cuda_device_count() result(count)
+    integer :: count
+    integer(c_int) :: out
+
+    out = 0
+    call report(td_cuda_device_count(out))
+    count = int(out)
+  end function taskdag_cuda_device_count
 
   !> `lhs = rhs`: lhs shares rhs's pool (one more reference) and releases its previous one.
   subroutine pool_assign(lhs, rhs)
@@ -2197,7 +2246,7 @@ contains
     type(c_ptr), intent(out) :: data
     integer, intent(out), optional :: stat
     logical :: ok
-    integer(c_int32_t) :: actual_type
+    integer(c_int32_t) :: actual_type, space
     integer(c_int) :: actual_rank, status
     integer(c_size_t) :: value
     integer :: d
@@ -2209,13 +2258,23 @@ contains
     strides = 0
     actual_type = 0
     actual_rank = 0
+    space = TD_SPACE_HOST
     status = td_view_element_type(this%handle, actual_type)
     if (status == TD_OK) status = td_view_rank(this%handle, actual_rank)
+    if (status == TD_OK) status = td_view_memory_space(this%handle, space)
     if (status /= TD_OK) then
       call report(status, stat)
       return
     end if
     name = this%label()
+    ! Device memory is not addressable from the host: a Fortran pointer to it would fault on
+    ! first use, far from the cause.
+    if (space == TD_SPACE_CUDA) then
+      call report_here(TD_ERROR_INVALID_ARGUMENT, 'view "'//name//'" lives in device memory '// &
+                       '(TD_SPACE_CUDA), which the host cannot address; deep_copy it into a '// &
+                       'host view (create_mirror_view) first', stat)
+      return
+    end if
     if (actual_type /= element_type .or. actual_rank /= rank) then
       call report_here(TD_ERROR_INVALID_ARGUMENT, 'view "'//name//'" has element type '// &
                        itoa(int(actual_type, int64))//' and rank '//itoa(int(actual_rank, int64))// &

@@ -65,6 +65,17 @@ inline std::string status_name(td_status status) {
 /// The library's version as text, e.g. "0.1.0" (td_version_string); usable before initialize.
 inline std::string version() { return td_version_string(); }
 
+/// True when TD_SPACE_CUDA can be used: built with CUDA support, a driver and a device
+/// (configuration() says which part is missing otherwise).
+inline bool cuda_available() noexcept { return td_cuda_available() != 0; }
+
+/// Number of CUDA devices the driver reports; 0 without a driver or device.
+inline int cuda_device_count() {
+  int count = 0;
+  check(td_cuda_device_count(&count));
+  return count;
+}
+
 /// Describes the running runtime: version, build features, cores, threads, memory spaces, GPUs.
 /// Throws taskdag::error (TD_ERROR_NOT_INITIALIZED) when the runtime is not initialized.
 inline std::string configuration() {
@@ -123,6 +134,19 @@ public:
                        std::size_t min_superblock_size = 0)
       : memory_pool(create(make_args(min_total_alloc_size, min_block_alloc_size,
                                      max_block_alloc_size, min_superblock_size))) {}
+
+  /// Creates a pool in `space` (TD_SPACE_HOST, or TD_SPACE_CUDA for blocks that kernels allocate
+  /// through device_handle()), sized as the constructor's arguments. Throws taskdag::error:
+  /// TD_ERROR_UNAVAILABLE for TD_SPACE_CUDA without a usable GPU (the message says why).
+  static memory_pool create_in(td_memory_space space, std::size_t min_total_alloc_size,
+                               std::size_t min_block_alloc_size = 64,
+                               std::size_t max_block_alloc_size = 4096,
+                               std::size_t min_superblock_size = 0) {
+    td_pool_args args = make_args(min_total_alloc_size, min_block_alloc_size,
+                                  max_block_alloc_size, min_superblock_size);
+    args.memory_space = space;
+    return create(args);
+  }
 
   /// Takes over one reference the caller owns (from td_pool_create or td_pool_retain); the
   /// object releases it. `pool` may be NULL for an empty object.
@@ -237,6 +261,20 @@ public:
     check(td_pool_usage_statistics(pool_, &stats));
     return stats;
   }
+
+  /// What a kernel needs to allocate from this TD_SPACE_CUDA pool: pass it by value and call
+  /// td_dev_pool_allocate / td_dev_pool_deallocate (taskdag_cuda.cuh). Valid while the pool
+  /// lives. Throws taskdag::error (TD_ERROR_INVALID_ARGUMENT) for a host pool.
+  td_dev_pool device_handle() const {
+    td_dev_pool handle{};
+    check(td_pool_device_handle(pool_, &handle));
+    return handle;
+  }
+
+  /// Frees every block of this TD_SPACE_CUDA pool at once and zeroes its statistics, after the
+  /// GPU's queued work; no kernel may use the pool meanwhile. Throws taskdag::error
+  /// (TD_ERROR_INVALID_ARGUMENT) for a host pool.
+  void reset() { check(td_pool_reset(pool_)); }
 
   /// The C handle, still owned by this object (for C calls; do not release it).
   td_pool* get() const noexcept { return pool_; }

@@ -40,6 +40,11 @@ for line in sys.stdin:
   "$nvcc" "${flags[@]}" -DBENCH_IMPL_MALLOC bench/cuda_pool/cuda_pool.cu \
     -o "$dir/bin/bench_cuda_pool_cuda_malloc"
   "$nvcc" "${flags[@]}" bench/cuda_pool/cuda_memcpy.cu -o "$dir/bin/bench_cuda_memcpy"
+  # The C and C++ API tests that have a device half (doctest is header-only).
+  local cxx=(-O2 -Iinclude -Icpp-tests -Ltarget/release -ltaskdag -pthread)
+  cc -std=c11 cpp-tests/test_view_cuda.c "${cxx[@]}" -o "$dir/bin/test_view_cuda"
+  c++ -std=c++17 cpp-tests/main_initialized.cpp cpp-tests/test_cpp_cuda.cpp "${cxx[@]}" \
+    -o "$dir/bin/test_cpp_cuda"
   strip "$dir"/bin/* "$dir"/lib/*
   du -sh "$dir"
   echo "gpu-check: pack ready in $dir; on the GPU machine run: scripts/gpu-check.sh --run $dir"
@@ -68,6 +73,8 @@ run() {
   check rust_gpu_tests "$dir/bin/test_taskdag" --test-threads 1 cuda::
   check rust_device_view_tests "$dir/bin/test_taskdag" --test-threads 1 view::tests::device
   check capi_tests "$dir/bin/test_cuda_capi"
+  check c_view_test "$dir/bin/test_view_cuda"
+  check cpp_cuda_test "$dir/bin/test_cpp_cuda"
   check cuda_example "$dir/bin/cuda_pool_example"
   # Benchmarks: JSON lines to $results/<name>.jsonl.
   bench() {

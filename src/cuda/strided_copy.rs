@@ -60,8 +60,8 @@ struct Desc {
 
 /// Most batch dimensions of the tiled transpose (the kernel's TD_TRANSPOSE_MAX_BATCH).
 const MAX_BATCH: usize = MAX_RANK - 2;
-/// Edge of a transpose tile along x in elements (the kernel's TD_TRANSPOSE_TILE) and rows of
-/// its block; along y a tile is `tile_y` elements (the kernel's TY).
+/// Edge of a square transpose tile in elements (the kernel's TD_TRANSPOSE_TILE and TY) and rows
+/// of its block.
 const TILE: u64 = 32;
 const TILE_ROWS: u32 = 8;
 
@@ -288,7 +288,6 @@ pub unsafe fn copy_strided_raw(gpu: &Gpu, dst: u64, src: u64, shape: &StridedCop
 /// stride-one in the source, and both span at least half a tile (narrower ones would leave
 /// most of each tile idle, where the general kernel does as well).
 fn transpose(dims: &[Dim], elem: i64, dst: u64, src: u64) -> Option<TransposeDesc> {
-    let tile_y = tile_y(elem as u64);
     let (x, outer) = dims.split_last()?;
     let wide = |extent: u64| extent >= TILE / 2;
     if x.dst != elem || x.src == elem || !wide(x.extent) || x.src == 0 {
@@ -306,7 +305,7 @@ fn transpose(dims: &[Dim], elem: i64, dst: u64, src: u64) -> Option<TransposeDes
         src_x: x.src,
         dst_y: outer[y].dst,
         tiles_x: x.extent.div_ceil(TILE),
-        tiles_y: outer[y].extent.div_ceil(tile_y),
+        tiles_y: outer[y].extent.div_ceil(TILE),
         ..TransposeDesc::default()
     };
     let mut batch = 1u64;
@@ -320,16 +319,6 @@ fn transpose(dims: &[Dim], elem: i64, dst: u64, src: u64) -> Option<TransposeDes
     }
     desc.tiles = desc.tiles_x * desc.tiles_y * batch;
     Some(desc)
-}
-
-/// Tile height along y for `elem`-byte elements: 64 for 4 bytes (8 loads in flight per
-/// thread, as 32 rows of 8-byte elements give), else 32. Must match the kernels' TY.
-fn tile_y(elem: u64) -> u64 {
-    if elem == 4 {
-        64
-    } else {
-        TILE
-    }
 }
 
 /// Runs the tiled transpose of `unit`-byte elements (4, 8 or 16; others use the general kernel).
@@ -384,7 +373,7 @@ mod tests {
             dim(40, 4 * n * n, 4),
         ]);
         let t = transpose(&dims, 4, 0, 0).unwrap();
-        assert_eq!((t.nx, t.ny, t.batch_rank, t.tiles), (40, 40, 1, 2 * 40));
+        assert_eq!((t.nx, t.ny, t.batch_rank, t.tiles), (40, 40, 1, 4 * 40));
         assert_eq!(
             (t.batch_extents[0], t.batch_src[0], t.batch_dst[0]),
             (40, 160, 160)

@@ -1,0 +1,65 @@
+// The C++ layer's CUDA entry points (taskdag.hpp): device detection, pools in device memory,
+// their device handle and reset. Without a usable GPU the device cases check the statuses that
+// replace them; with one (the GPU machine) they run for real.
+#include <string>
+
+#include "support.hpp"
+#include "taskdag.hpp"
+
+using taskdag::memory_pool;
+using taskdag_test::contains;
+
+namespace {
+
+template <class F>
+void check_throws(F&& body, td_status status, std::initializer_list<std::string> parts) {
+  try {
+    body();
+    FAIL("no taskdag::error was thrown");
+  } catch (const taskdag::error& e) {
+    CHECK(e.status() == status);
+    for (const std::string& part : parts) {
+      CHECK_MESSAGE(contains(e.what(), part), "expected \"" << part << "\" in: " << e.what());
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cuda_available agrees with cuda_device_count and the configuration string") {
+  const int count = taskdag::cuda_device_count();
+  CHECK(count >= 0);
+  if (taskdag::cuda_available()) {
+    CHECK(count > 0);
+  }
+  CHECK(contains(taskdag::configuration(), "cuda"));
+}
+
+TEST_CASE("a host pool has no device handle and cannot be reset") {
+  memory_pool pool(1 << 16);
+  check_throws([&] { (void)pool.device_handle(); }, TD_ERROR_INVALID_ARGUMENT,
+               {"td_pool_device_handle", "TD_SPACE_HOST"});
+  check_throws([&] { pool.reset(); }, TD_ERROR_INVALID_ARGUMENT, {"td_pool_reset"});
+  // Still a working pool afterwards.
+  void* block = pool.allocate(64);
+  CHECK(block != nullptr);
+  pool.deallocate(block, 64);
+}
+
+TEST_CASE("create_in(TD_SPACE_CUDA) gives a device pool, or UNAVAILABLE without a GPU") {
+  if (!taskdag::cuda_available()) {
+    check_throws([] { (void)memory_pool::create_in(TD_SPACE_CUDA, 1 << 20); },
+                 TD_ERROR_UNAVAILABLE, {"td_pool_create"});
+    MESSAGE("SKIPPED device half: no usable GPU (" << taskdag::configuration() << ")");
+    return;
+  }
+  memory_pool pool = memory_pool::create_in(TD_SPACE_CUDA, 1 << 20, 64, 1024);
+  CHECK(pool.capacity() >= (1u << 20));
+  CHECK(pool.max_block_size() == 1024);
+  const td_dev_pool handle = pool.device_handle();
+  CHECK(handle.superblocks != nullptr);
+  pool.reset();
+  const td_pool_stats stats = pool.usage_statistics();
+  CHECK(stats.consumed_blocks == 0);
+  CHECK(stats.failed_allocations == 0);
+}

@@ -1,0 +1,62 @@
+!> Tests of the Fortran CUDA entry points (include/taskdag.f90): device detection, pools in a
+!> memory space, reset, and the statuses without a usable GPU (CI) or with one.
+!> Prints one line per failed check and "fortran cuda: all checks passed" at the end.
+program test_fortran_cuda
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_associated
+  use taskdag
+  implicit none
+
+  integer :: failures = 0
+  integer :: stat, count
+  type(taskdag_pool) :: host, device
+  type(c_ptr) :: block
+
+  call taskdag_initialize()
+
+  count = taskdag_cuda_device_count()
+  call check(count >= 0, 'device count is not negative')
+  if (taskdag_cuda_available()) call check(count > 0, 'available implies a device')
+
+  ! A host pool has nothing to reset: misuse is reported, and the pool still works.
+  call host%create(65536, stat=stat)
+  call check(stat == TD_OK, 'host pool created')
+  call host%reset(stat=stat)
+  call check(stat == TD_ERROR_INVALID_ARGUMENT, 'reset of a host pool is INVALID_ARGUMENT')
+  block = host%allocate(64)
+  call check(c_associated(block), 'the host pool still allocates after a refused reset')
+  call host%deallocate(block, 64)
+  call host%release()
+
+  call device%create(1048576, stat=stat, memory_space=TD_SPACE_CUDA)
+  if (taskdag_cuda_available()) then
+    call check(stat == TD_OK, 'device pool created')
+    call check(device%capacity() >= 1048576_8, 'device pool capacity')
+    call device%reset(stat=stat)
+    call check(stat == TD_OK, 'device pool reset')
+    call device%release()
+  else
+    call check(stat == TD_ERROR_UNAVAILABLE, 'a device pool without a GPU is UNAVAILABLE')
+    call check(.not. device%is_created(), 'nothing is created on failure')
+    print '(a)', 'fortran cuda: SKIPPED device pool: no usable GPU'
+  end if
+
+  call taskdag_finalize()
+  if (failures == 0) then
+    print '(a)', 'fortran cuda: all checks passed'
+  else
+    print '(a, i0, a)', 'fortran cuda: ', failures, ' check(s) failed'
+    error stop 1
+  end if
+
+contains
+
+  subroutine check(condition, what)
+    logical, intent(in) :: condition
+    character(len=*), intent(in) :: what
+
+    if (.not. condition) then
+      failures = failures + 1
+      print '(a, a)', 'FAILED: ', what
+    end if
+  end subroutine check
+end program test_fortran_cuda
