@@ -15,3 +15,9 @@ cmake --build build/demo -j "$(nproc)" --target dot instances wavefront views_c
 ./build/demo/c-examples/instances
 ./build/demo/c-examples/wavefront
 ./build/demo/c-examples/views_c
+# GPU: a user kernel allocating from a device pool (built when CMake found a CUDA compiler; it
+# prints a skip line on a machine without a GPU).
+if grep -E '^CMAKE_CUDA_COMPILER:[A-Z]+=.+' build/demo/CMakeCache.txt | grep -vq NOTFOUND; then
+  cmake --build build/demo -j "$(nproc)" --target cuda_pool_example
+  ./build/demo/c-examples/cuda_pool_example
+fi
