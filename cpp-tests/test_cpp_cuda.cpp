@@ -63,3 +63,24 @@ TEST_CASE("create_in(TD_SPACE_CUDA) gives a device pool, or UNAVAILABLE without 
   CHECK(stats.consumed_blocks == 0);
   CHECK(stats.failed_allocations == 0);
 }
+
+TEST_CASE("create_in(TD_SPACE_CUDA_HOST_PINNED) gives a host pool in page-locked memory") {
+  if (!taskdag::cuda_available()) {
+    check_throws([] { (void)memory_pool::create_in(TD_SPACE_CUDA_HOST_PINNED, 1 << 20); },
+                 TD_ERROR_UNAVAILABLE, {"td_pool_create", "TD_SPACE_CUDA_HOST_PINNED"});
+    MESSAGE("SKIPPED pinned pool: no usable GPU (" << taskdag::configuration() << ")");
+    return;
+  }
+  memory_pool pool = memory_pool::create_in(TD_SPACE_CUDA_HOST_PINNED, 1 << 20);
+  double* values = pool.allocate<double>(32);
+  REQUIRE(values != nullptr);
+  for (int i = 0; i < 32; ++i) values[i] = i;
+  double sum = 0;
+  for (int i = 0; i < 32; ++i) sum += values[i];
+  CHECK(sum == 496.0);
+  CHECK(pool.usage_statistics().consumed_blocks == 1);
+  check_throws([&] { (void)pool.device_handle(); }, TD_ERROR_INVALID_ARGUMENT,
+               {"TD_SPACE_CUDA_HOST_PINNED"});
+  pool.deallocate(values, 32);
+  CHECK(pool.usage_statistics().consumed_blocks == 0);
+}

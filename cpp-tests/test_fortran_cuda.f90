@@ -1,5 +1,5 @@
 !> Tests of the Fortran CUDA entry points (include/taskdag.f90): device detection, pools in a
-!> memory space, reset, and the statuses without a usable GPU (CI) or with one.
+!> memory space (device and pinned), reset, and the statuses without a usable GPU (CI) or with one.
 !> Prints one line per failed check and "fortran cuda: all checks passed" at the end.
 program test_fortran_cuda
   use, intrinsic :: iso_c_binding, only: c_ptr, c_associated
@@ -38,6 +38,18 @@ program test_fortran_cuda
     call check(stat == TD_ERROR_UNAVAILABLE, 'a device pool without a GPU is UNAVAILABLE')
     call check(.not. device%is_created(), 'nothing is created on failure')
     print '(a)', 'fortran cuda: SKIPPED device pool: no usable GPU'
+  end if
+
+  ! A pinned pool is a host pool in page-locked memory, or UNAVAILABLE without a GPU.
+  call host%create(65536, stat=stat, memory_space=TD_SPACE_CUDA_HOST_PINNED)
+  if (taskdag_cuda_available()) then
+    call check(stat == TD_OK, 'pinned pool created')
+    block = host%allocate(64)
+    call check(c_associated(block), 'the pinned pool allocates on the host')
+    call host%deallocate(block, 64)
+    call host%release()
+  else
+    call check(stat == TD_ERROR_UNAVAILABLE, 'a pinned pool without a GPU is UNAVAILABLE')
   end if
 
   call taskdag_finalize()

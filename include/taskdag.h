@@ -490,8 +490,10 @@ typedef struct td_pool_args {
    */
   size_t struct_size;
   /**
-   * Where the pool's memory lives: TD_SPACE_HOST (allocate from host threads) or TD_SPACE_CUDA
-   * (allocate from kernels, see td_pool_device_handle).
+   * Where the pool's memory lives: TD_SPACE_HOST (allocate from host threads), TD_SPACE_CUDA
+   * (allocate from kernels, see td_pool_device_handle) or TD_SPACE_CUDA_HOST_PINNED (allocate
+   * from host threads; the span is page-locked, so blocks copy to and from the GPU at full
+   * speed and kernels may read and write them at the same addresses).
    */
   td_memory_space memory_space;
   /**
@@ -1469,13 +1471,14 @@ enum td_status td_parallel_team(const struct td_space *space,
  *
  * A TD_SPACE_CUDA pool keeps its span and state in the memory of the runtime's GPU; kernels
  * allocate from it (td_pool_device_handle), the host reads its statistics, resets and releases
- * it.
+ * it. A TD_SPACE_CUDA_HOST_PINNED pool is a host pool whose span is page-locked and mapped for
+ * the GPU until the pool's last td_pool_release.
  *
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args` or `out` NULL); TD_ERROR_STRUCT_SIZE;
  * TD_ERROR_INVALID_ARGUMENT (unknown memory space, sizes violating the inequality above, the
  * message names which); TD_ERROR_OUT_OF_MEMORY (host or device); TD_ERROR_UNAVAILABLE
  * (TD_SPACE_CUDA without a usable GPU: the message says whether the driver or a device is
- * missing; TD_SPACE_CUDA_HOST_PINNED); TD_ERROR_NOT_INITIALIZED.
+ * missing; the same for TD_SPACE_CUDA_HOST_PINNED); TD_ERROR_NOT_INITIALIZED.
  */
 enum td_status td_pool_create(const struct td_pool_args *args, struct td_pool **out);
 

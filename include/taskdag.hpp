@@ -135,9 +135,10 @@ public:
       : memory_pool(create(make_args(min_total_alloc_size, min_block_alloc_size,
                                      max_block_alloc_size, min_superblock_size))) {}
 
-  /// Creates a pool in `space` (TD_SPACE_HOST, or TD_SPACE_CUDA for blocks that kernels allocate
-  /// through device_handle()), sized as the constructor's arguments. Throws taskdag::error:
-  /// TD_ERROR_UNAVAILABLE for TD_SPACE_CUDA without a usable GPU (the message says why).
+  /// Creates a pool in `space` (TD_SPACE_HOST; TD_SPACE_CUDA for blocks that kernels allocate
+  /// through device_handle(); TD_SPACE_CUDA_HOST_PINNED for a host pool in page-locked memory),
+  /// sized as the constructor's arguments. Throws taskdag::error: TD_ERROR_UNAVAILABLE for the
+  /// CUDA spaces without a usable GPU (the message says why).
   static memory_pool create_in(td_memory_space space, std::size_t min_total_alloc_size,
                                std::size_t min_block_alloc_size = 64,
                                std::size_t max_block_alloc_size = 4096,

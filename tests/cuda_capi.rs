@@ -54,11 +54,12 @@ fn cuda_pools_work_with_a_gpu_and_report_why_not_without_one() {
         let text = configuration();
         assert!(text.contains("cuda kernels: "), "{text}");
 
-        let e = create(TD_SPACE_CUDA_HOST_PINNED, 1 << 20).unwrap_err();
-        assert_eq!(e, td_status::TD_ERROR_UNAVAILABLE);
-        assert!(last_error().contains("host-pinned"), "{}", last_error());
-
         if !status.available() {
+            let e = create(TD_SPACE_CUDA_HOST_PINNED, 1 << 20).unwrap_err();
+            assert_eq!(e, td_status::TD_ERROR_UNAVAILABLE);
+            let message = last_error();
+            assert!(message.contains("TD_SPACE_CUDA_HOST_PINNED"), "{message}");
+            assert!(message.contains(&status.reason()), "{message}");
             assert_eq!(
                 create(TD_SPACE_CUDA, 1 << 20).unwrap_err(),
                 td_status::TD_ERROR_UNAVAILABLE
@@ -126,6 +127,8 @@ fn cuda_pools_work_with_a_gpu_and_report_why_not_without_one() {
         assert_eq!((stats.consumed_blocks, stats.failed_allocations), (0, 0));
         assert_eq!(td_pool_reset(device_pool), td_status::TD_OK);
 
+        pinned_pools_are_host_pools_in_page_locked_memory();
+
         // Out of device memory is a status.
         let mut huge = pool_args(TD_SPACE_CUDA, 1 << 50);
         huge.min_superblock_size = 1 << 20;
@@ -140,4 +143,51 @@ fn cuda_pools_work_with_a_gpu_and_report_why_not_without_one() {
         assert_eq!(td_pool_release(host_pool), td_status::TD_OK);
         assert_eq!(td_finalize(), td_status::TD_OK);
     }
+}
+
+/// A TD_SPACE_CUDA_HOST_PINNED pool: host threads allocate and free as from a host pool, the
+/// blocks are page-locked memory the driver knows, and the device-only calls refuse it.
+unsafe fn pinned_pools_are_host_pools_in_page_locked_memory() {
+    use taskdag::cuda::{pointer_kind, PointerKind};
+    let pool = create(TD_SPACE_CUDA_HOST_PINNED, 1 << 20).unwrap();
+    let blocks: Vec<*mut u8> = (0..16)
+        .map(|i| {
+            let block = td_pool_allocate(pool, 256, 1) as *mut u8;
+            assert!(!block.is_null(), "{}", last_error());
+            block.write_bytes(i as u8, 256);
+            block
+        })
+        .collect();
+    for (i, &block) in blocks.iter().enumerate() {
+        assert_eq!(pointer_kind(block as u64), PointerKind::PinnedHost);
+        assert!(std::slice::from_raw_parts(block, 256)
+            .iter()
+            .all(|&b| b == i as u8));
+    }
+    let mut stats = td_pool_stats {
+        struct_size: std::mem::size_of::<td_pool_stats>(),
+        ..Default::default()
+    };
+    assert_eq!(td_pool_usage_statistics(pool, &mut stats), td_status::TD_OK);
+    assert_eq!(stats.consumed_blocks, 16);
+    let mut dev: DevicePoolRef = std::mem::zeroed();
+    assert_eq!(
+        td_pool_device_handle(pool, &mut dev),
+        td_status::TD_ERROR_INVALID_ARGUMENT
+    );
+    assert!(
+        last_error().contains("TD_SPACE_CUDA_HOST_PINNED"),
+        "{}",
+        last_error()
+    );
+    assert_eq!(td_pool_reset(pool), td_status::TD_ERROR_INVALID_ARGUMENT);
+    for block in blocks {
+        assert_eq!(
+            td_pool_deallocate(pool, block.cast(), 256),
+            td_status::TD_OK
+        );
+    }
+    assert_eq!(td_pool_usage_statistics(pool, &mut stats), td_status::TD_OK);
+    assert_eq!(stats.consumed_blocks, 0);
+    assert_eq!(td_pool_release(pool), td_status::TD_OK);
 }

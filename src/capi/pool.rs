@@ -23,6 +23,9 @@ pub(crate) enum PoolObject {
     Host(Arc<MemoryPool>),
     #[cfg(feature = "cuda")]
     Cuda(crate::cuda::DevicePool),
+    /// A host pool whose span is page-locked for the GPU; host code uses it as a Host pool.
+    #[cfg(feature = "cuda")]
+    Pinned(crate::cuda::PinnedPool),
 }
 
 impl PoolObject {
@@ -52,10 +55,29 @@ impl PoolObject {
                 "td_pool_create: this library was built without the `cuda` feature, so it has no \
                  TD_SPACE_CUDA pools; rebuild with it, or use TD_SPACE_HOST",
             )),
+            #[cfg(feature = "cuda")]
+            MemorySpace::CudaHostPinned => crate::cuda::PinnedPool::new(config)
+                .map(PoolObject::Pinned)
+                .map_err(|e| {
+                    let e = CError::from(e);
+                    if e.status == td_status::TD_ERROR_UNAVAILABLE {
+                        CError::new(
+                            e.status,
+                            format!(
+                                "{}; TD_SPACE_CUDA_HOST_PINNED pools page-lock their memory for \
+                                 a GPU: use TD_SPACE_HOST here",
+                                e.message
+                            ),
+                        )
+                    } else {
+                        e
+                    }
+                }),
+            #[cfg(not(feature = "cuda"))]
             MemorySpace::CudaHostPinned => Err(CError::new(
                 td_status::TD_ERROR_UNAVAILABLE,
-                "td_pool_create: pools in cuda host-pinned memory are not supported; use \
-                 TD_SPACE_HOST (host code) or TD_SPACE_CUDA (device code)",
+                "td_pool_create: this library was built without the `cuda` feature, so it has no \
+                 TD_SPACE_CUDA_HOST_PINNED pools; rebuild with it, or use TD_SPACE_HOST",
             )),
         }
     }
@@ -65,6 +87,8 @@ impl PoolObject {
             PoolObject::Host(pool) => pool.layout(),
             #[cfg(feature = "cuda")]
             PoolObject::Cuda(pool) => pool.layout(),
+            #[cfg(feature = "cuda")]
+            PoolObject::Pinned(pool) => pool.host().layout(),
         }
     }
 
@@ -73,6 +97,8 @@ impl PoolObject {
             PoolObject::Host(pool) => Ok(pool.usage_statistics()),
             #[cfg(feature = "cuda")]
             PoolObject::Cuda(pool) => pool.usage_statistics(),
+            #[cfg(feature = "cuda")]
+            PoolObject::Pinned(pool) => Ok(pool.host().usage_statistics()),
         }
     }
 
@@ -90,6 +116,8 @@ impl PoolObject {
     fn host_arc(&self, function: &str) -> CResult<&Arc<MemoryPool>> {
         match self {
             PoolObject::Host(pool) => Ok(pool),
+            #[cfg(feature = "cuda")]
+            PoolObject::Pinned(pool) => Ok(pool.host()),
             #[cfg(feature = "cuda")]
             PoolObject::Cuda(_) => Err(CError::invalid(format!(
                 "argument `pool` is a TD_SPACE_CUDA pool, whose blocks live in device memory and \
@@ -123,8 +151,10 @@ unsafe impl Handle for td_pool {
 pub struct td_pool_args {
     /// sizeof(td_pool_args) as the caller was compiled; set by TD_POOL_ARGS_INIT.
     pub struct_size: usize,
-    /// Where the pool's memory lives: TD_SPACE_HOST (allocate from host threads) or TD_SPACE_CUDA
-    /// (allocate from kernels, see td_pool_device_handle).
+    /// Where the pool's memory lives: TD_SPACE_HOST (allocate from host threads), TD_SPACE_CUDA
+    /// (allocate from kernels, see td_pool_device_handle) or TD_SPACE_CUDA_HOST_PINNED (allocate
+    /// from host threads; the span is page-locked, so blocks copy to and from the GPU at full
+    /// speed and kernels may read and write them at the same addresses).
     pub memory_space: td_memory_space,
     /// Bytes available for allocations at least; rounded up to whole superblocks. Required.
     pub min_total_alloc_size: usize,
@@ -224,13 +254,14 @@ impl From<UsageStatistics> for td_pool_stats {
 ///
 /// A TD_SPACE_CUDA pool keeps its span and state in the memory of the runtime's GPU; kernels
 /// allocate from it (td_pool_device_handle), the host reads its statistics, resets and releases
-/// it.
+/// it. A TD_SPACE_CUDA_HOST_PINNED pool is a host pool whose span is page-locked and mapped for
+/// the GPU until the pool's last td_pool_release.
 ///
 /// Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args` or `out` NULL); TD_ERROR_STRUCT_SIZE;
 /// TD_ERROR_INVALID_ARGUMENT (unknown memory space, sizes violating the inequality above, the
 /// message names which); TD_ERROR_OUT_OF_MEMORY (host or device); TD_ERROR_UNAVAILABLE
 /// (TD_SPACE_CUDA without a usable GPU: the message says whether the driver or a device is
-/// missing; TD_SPACE_CUDA_HOST_PINNED); TD_ERROR_NOT_INITIALIZED.
+/// missing; the same for TD_SPACE_CUDA_HOST_PINNED); TD_ERROR_NOT_INITIALIZED.
 #[no_mangle]
 pub unsafe extern "C" fn td_pool_create(
     args: *const td_pool_args,
@@ -498,6 +529,12 @@ pub unsafe extern "C" fn td_pool_device_handle(
                 "argument `pool` is a TD_SPACE_HOST pool, which host threads use directly \
                  (td_pool_allocate); create the pool with TD_SPACE_CUDA for use in kernels",
             )),
+            #[cfg(feature = "cuda")]
+            PoolObject::Pinned(_) => Err(CError::invalid(
+                "argument `pool` is a TD_SPACE_CUDA_HOST_PINNED pool, which host threads use \
+                 directly (td_pool_allocate; kernels may then use its blocks); create the pool \
+                 with TD_SPACE_CUDA for allocation in kernels",
+            )),
         }
     })
 }
@@ -517,6 +554,12 @@ pub unsafe extern "C" fn td_pool_reset(pool: *mut td_pool) -> td_status {
         PoolObject::Host(_) => Err(CError::invalid(
             "argument `pool` is a TD_SPACE_HOST pool; td_pool_reset applies to TD_SPACE_CUDA \
              pools (free host blocks with td_pool_deallocate, or release the pool)",
+        )),
+        #[cfg(feature = "cuda")]
+        PoolObject::Pinned(_) => Err(CError::invalid(
+            "argument `pool` is a TD_SPACE_CUDA_HOST_PINNED pool, used from host threads; \
+             td_pool_reset applies to TD_SPACE_CUDA pools (free host blocks with \
+             td_pool_deallocate, or release the pool)",
         )),
     })
 }

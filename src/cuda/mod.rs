@@ -4,7 +4,7 @@
 //! Files: `detect` (driver and devices), `gpu` (context, kernel modules, launches), `kernels`
 //! (the embedded fatbins), `memory` (device and pinned buffers, copies), `fill`, `strided_copy`
 //! (the permuting copy between layouts), `pointer` (what an address is), `staging` (the kept staging buffer of view copies), `pool` and `pool_ref`
-//! (the memory pool in device memory), `tests` (GPU tests; they skip without a GPU).
+//! (the memory pool in device memory), `pinned_pool` (a host pool with a page-locked span), `tests` (GPU tests; they skip without a GPU).
 
 mod detect;
 mod pool_ref;
@@ -23,6 +23,8 @@ mod gpu;
 mod kernels;
 #[cfg(feature = "cuda")]
 mod memory;
+#[cfg(feature = "cuda")]
+mod pinned_pool;
 #[cfg(feature = "cuda")]
 mod pointer;
 #[cfg(feature = "cuda")]
@@ -44,6 +46,8 @@ pub use gpu::Gpu;
 pub use kernels::{built as kernels_built, nvcc_version};
 #[cfg(feature = "cuda")]
 pub use memory::{copy_bytes, DeviceBuffer, PinnedBuffer};
+#[cfg(feature = "cuda")]
+pub use pinned_pool::PinnedPool;
 #[cfg(feature = "cuda")]
 pub use pointer::{pointer_kind, PointerKind};
 #[cfg(feature = "cuda")]

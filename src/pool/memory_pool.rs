@@ -247,6 +247,12 @@ impl MemoryPool {
         self.state.block_lg2_at(offset).map(|lg2| 1 << lg2)
     }
 
+    /// The first byte of the span, `capacity()` bytes long: for registering the span with other
+    /// systems (page-locking it for a GPU). Blocks in it belong to their allocators.
+    pub fn span_address(&self) -> *mut u8 {
+        self.span.as_ptr()
+    }
+
     /// A snapshot of the pool's use; see `UsageStatistics` for what is exact when.
     pub fn usage_statistics(&self) -> UsageStatistics {
         let (high_water, failed) = self.usage.high_water_and_failures();
