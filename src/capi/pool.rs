@@ -35,20 +35,7 @@ impl PoolObject {
             #[cfg(feature = "cuda")]
             MemorySpace::Cuda => crate::cuda::DevicePool::new(config)
                 .map(PoolObject::Cuda)
-                .map_err(|e| {
-                    let e = CError::from(e);
-                    if e.status == td_status::TD_ERROR_UNAVAILABLE {
-                        CError::new(
-                            e.status,
-                            format!(
-                                "{}; TD_SPACE_CUDA pools need a GPU: use TD_SPACE_HOST here",
-                                e.message
-                            ),
-                        )
-                    } else {
-                        e
-                    }
-                }),
+                .map_err(|e| unavailable_hint(e, "TD_SPACE_CUDA pools need a GPU")),
             #[cfg(not(feature = "cuda"))]
             MemorySpace::Cuda => Err(CError::new(
                 td_status::TD_ERROR_UNAVAILABLE,
@@ -59,19 +46,10 @@ impl PoolObject {
             MemorySpace::CudaHostPinned => crate::cuda::PinnedPool::new(config)
                 .map(PoolObject::Pinned)
                 .map_err(|e| {
-                    let e = CError::from(e);
-                    if e.status == td_status::TD_ERROR_UNAVAILABLE {
-                        CError::new(
-                            e.status,
-                            format!(
-                                "{}; TD_SPACE_CUDA_HOST_PINNED pools page-lock their memory for \
-                                 a GPU: use TD_SPACE_HOST here",
-                                e.message
-                            ),
-                        )
-                    } else {
-                        e
-                    }
+                    unavailable_hint(
+                        e,
+                        "TD_SPACE_CUDA_HOST_PINNED pools page-lock their memory for a GPU",
+                    )
                 }),
             #[cfg(not(feature = "cuda"))]
             MemorySpace::CudaHostPinned => Err(CError::new(
@@ -126,6 +104,21 @@ impl PoolObject {
                  td_dev_pool_deallocate there (taskdag_cuda.cuh)"
             ))),
         }
+    }
+}
+
+/// `e` as a C error; when it says no GPU can be used, with `why` the space needs one and the
+/// way out.
+#[cfg(feature = "cuda")]
+fn unavailable_hint(e: crate::error::Error, why: &str) -> CError {
+    let e = CError::from(e);
+    if e.status == td_status::TD_ERROR_UNAVAILABLE {
+        CError::new(
+            e.status,
+            format!("{}; {why}: use TD_SPACE_HOST here", e.message),
+        )
+    } else {
+        e
     }
 }
 
