@@ -206,6 +206,7 @@ impl Scheduler {
     }
 
     /// `when_all` over validated entities of this scheduler (null entries skipped).
+    #[inline(always)]
     pub(crate) fn when_all_raw(
         &self,
         deps: &[*mut TaskHeader],
