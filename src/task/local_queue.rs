@@ -26,9 +26,9 @@ impl LocalQueues {
         }
     }
 
+    /// Pushes a task of the priority whose index (below 3) is `p`.
     #[inline]
-    pub(crate) fn push(&mut self, task: NonNull<TaskHeader>, priority: Priority) {
-        let p = priority.index();
+    pub(crate) fn push_index(&mut self, task: NonNull<TaskHeader>, p: usize) {
         self.queues[p].push_back(task);
         self.len += 1;
         self.nonempty |= 1 << p;
@@ -90,12 +90,12 @@ mod tests {
         let headers: Vec<Box<TaskHeader>> = (0..4).map(|_| TaskHeader::for_model()).collect();
         let p: Vec<NonNull<TaskHeader>> = headers.iter().map(|h| NonNull::from(&**h)).collect();
         let mut q = LocalQueues::new();
-        q.push(p[0], Priority::Low);
-        q.push(p[1], Priority::Regular);
-        q.push(p[2], Priority::Regular);
-        q.push(p[3], Priority::Regular);
+        q.push_index(p[0], Priority::Low.index());
+        q.push_index(p[1], Priority::Regular.index());
+        q.push_index(p[2], Priority::Regular.index());
+        q.push_index(p[3], Priority::Regular.index());
         assert_eq!(q.len(), 4);
-        q.push(p[0], Priority::High);
+        q.push_index(p[0], Priority::High.index());
         assert_eq!(q.pop_highest(), Some(p[0]));
         assert_eq!(q.take_oldest(), Some((p[1], Priority::Regular)));
         assert_eq!(q.pop(Priority::Regular), Some(p[3]));

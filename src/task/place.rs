@@ -106,16 +106,19 @@ impl<'a> Place<'a> {
         let bytes = sign << lg2.max(shared.min_block_lg2);
         match (self.worker, self.access) {
             (Some(_), Access::Exclusive) => {
-                // The only thread touching the scheduler: plain updates, exact peaks.
+                // The only thread touching the scheduler: plain updates, exact peaks (which only
+                // an allocation can raise; `sign` is a constant where this is inlined).
                 let alive = shared.alive.load(Ordering::Relaxed) + sign;
                 shared.alive.store(alive, Ordering::Relaxed);
-                if alive > shared.peak_alive.load(Ordering::Relaxed) {
-                    shared.peak_alive.store(alive, Ordering::Relaxed);
-                }
                 let total = shared.alive_bytes.load(Ordering::Relaxed) + bytes;
                 shared.alive_bytes.store(total, Ordering::Relaxed);
-                if total > shared.peak_bytes.load(Ordering::Relaxed) {
-                    shared.peak_bytes.store(total, Ordering::Relaxed);
+                if sign > 0 {
+                    if alive > shared.peak_alive.load(Ordering::Relaxed) {
+                        shared.peak_alive.store(alive, Ordering::Relaxed);
+                    }
+                    if total > shared.peak_bytes.load(Ordering::Relaxed) {
+                        shared.peak_bytes.store(total, Ordering::Relaxed);
+                    }
                 }
             }
             (Some(w), Access::Shared) => {
@@ -298,8 +301,7 @@ impl<'a> Place<'a> {
     pub(crate) fn make_ready(&self, task: NonNull<TaskHeader>) {
         // SAFETY: the caller holds the ready task.
         let t = unsafe { task.as_ref() };
-        let priority = t.priority();
-        let p = priority.index();
+        let p = t.priority_index();
         if t.is_team() {
             // SAFETY: the task is in no queue; we give it up.
             unsafe { self.shared.team_queue[p].push(task) };
@@ -310,7 +312,7 @@ impl<'a> Place<'a> {
         }
         match self.worker {
             Some(w) => {
-                w.local_push(task, priority);
+                w.local_push(task, p);
                 w.share_if_idle(self.shared);
             }
             None => {
