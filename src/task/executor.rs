@@ -5,7 +5,13 @@
 //! For each priority from High to Low, a worker looks in: (1) its private queue, (2) its own
 //! published stack, (3) the injection stack of host-spawned tasks, (4) the published stacks of the
 //! other workers, (5) if it leads a team, the team-task stack. (2)–(4) and (5) are skipped with
-//! one load each when their count hints (`Shared::shared_ready`, `team_ready`) are zero. It runs the first task it finds. A task is *available* to a worker when it
+//! one load each when their count hints (`Shared::shared_ready`, `team_ready`) are zero, and all
+//! of them with one load when the summary hint `shared_ready[ANY_READY]` is not positive; then the
+//! highest non-empty private priority is a bit scan away (`LocalQueues::pop_highest`). The hints
+//! are changed after each push (Release) and after each pop, so they may lag the stacks briefly
+//! (even go negative for a moment), never for good: a task missed because of a lagging hint is
+//! found at a later look, and termination does not read the hints (it examines the stacks, see
+//! below). It runs the first task it finds. A task is *available* to a worker when it
 //! is in one of these places at the moment the worker examines that place, so a worker never
 //! takes a lower-priority task while a higher-priority one was available to it during its
 //! search. Within a place, the newest ready task runs first (LIFO, 002 §2.1.2). Tasks in another
