@@ -1,7 +1,8 @@
 /* Fibonacci benchmark, taskdag implementation: 000 Fig. 3.4 through the C API. F(k-2) is spawned
  * at high priority, F(k-1) at regular priority, and the task respawns (high priority) on their
  * when_all; the second run adds the children's results, and the destroy callback releases the
- * children's futures. td_initialize(num_threads = T); the scheduler runs on the root Threads
+ * children's futures (leaves hold none: they are spawned without one, and only a task's last
+ * run asks for its result pointer). td_initialize(num_threads = T); the scheduler runs on the root Threads
  * instance of T threads and allocates from a 64 MiB pool. */
 #include <taskdag.h>
 
@@ -28,14 +29,13 @@ static void fib_destroy(void *state) {
 
 static void fib_task(td_task_ctx *ctx, void *state) {
     fib_state *s = (fib_state *)state;
-    long *result = (long *)td_task_result(ctx);
     if (s->n < 2) {
-        *result = s->n;
+        *(long *)td_task_result(ctx) = s->n;
     } else if (s->child[0]) {
         long a = 0, b = 0;
         td_future_get(s->child[0], &a, sizeof a);
         td_future_get(s->child[1], &b, sizeof b);
-        *result = a + b;
+        *(long *)td_task_result(ctx) = a + b;
     } else {
         td_task_policy policy = TD_TASK_POLICY_INIT;
         td_task_closure closure = TD_TASK_CLOSURE_INIT;
@@ -45,10 +45,11 @@ static void fib_task(td_task_ctx *ctx, void *state) {
         closure.state = &child;
         closure.state_size = sizeof child;
         closure.result_size = sizeof(long);
-        closure.destroy = fib_destroy;
+        closure.destroy = child.n < 2 ? NULL : fib_destroy;
         policy.priority = TD_PRIORITY_HIGH;
         s->child[0] = td_task_spawn(ctx, &policy, &closure);
         child.n = s->n - 1;
+        closure.destroy = child.n < 2 ? NULL : fib_destroy;
         policy.priority = TD_PRIORITY_REGULAR;
         s->child[1] = td_task_spawn(ctx, &policy, &closure);
         if (!s->child[0] || !s->child[1]) {

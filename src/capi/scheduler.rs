@@ -372,13 +372,7 @@ pub unsafe extern "C" fn td_when_all(
         let decode = |i: usize| -> CResult<*mut TaskHeader> {
             let f = *futures.add(i);
             if f.is_null() {
-                return Err(CError::new(
-                    td_status::TD_ERROR_NULL_ARGUMENT,
-                    format!(
-                        "`futures[{i}]` is NULL; every element of the array must be a future \
-                         (td_when_all_generate accepts NULL elements)"
-                    ),
-                ));
+                return Err(null_element(i));
             }
             dependence(s.shared(), f, i)
         };
@@ -430,15 +424,38 @@ fn count_arg(count: c_int) -> CResult<usize> {
 }
 
 /// A when_all element, checked to be a future of `shared`.
+#[inline(always)]
 unsafe fn dependence(shared: &Shared, f: *mut td_future, i: usize) -> CResult<*mut TaskHeader> {
-    let entity = raw::decode(f.cast()).map_err(|e| bad_future(e, &format!("futures[{i}]")))?;
+    let entity = raw::decode(f.cast()).map_err(|e| bad_element(e, i))?;
     if !raw::same_scheduler(entity, shared) {
-        return Err(raw::other_scheduler(&format!("`futures[{i}]`")).into());
+        return Err(foreign_element(i));
     }
     Ok(entity.as_ptr())
 }
 
+#[cold]
+fn null_element(i: usize) -> CError {
+    CError::new(
+        td_status::TD_ERROR_NULL_ARGUMENT,
+        format!(
+            "`futures[{i}]` is NULL; every element of the array must be a future \
+             (td_when_all_generate accepts NULL elements)"
+        ),
+    )
+}
+
+#[cold]
+fn bad_element(e: crate::task::BadFuture, i: usize) -> CError {
+    bad_future(e, &format!("futures[{i}]"))
+}
+
+#[cold]
+fn foreign_element(i: usize) -> CError {
+    raw::other_scheduler(&format!("`futures[{i}]`")).into()
+}
+
 /// Decodes `n` elements into a buffer (on the stack when small) and runs `f` on them.
+#[inline(always)]
 fn with_decoded(
     n: usize,
     decode: impl Fn(usize) -> CResult<*mut TaskHeader>,

@@ -33,6 +33,13 @@ pub(crate) struct BlockCache {
     limit: u32,
 }
 
+/// The least `lg2` with `size <= 2^lg2` (`0 < size`): requests with the same value are served
+/// by blocks of the same size (those of `max(lg2, the pool's smallest)`).
+#[inline(always)]
+pub(crate) fn size_lg2(size: usize) -> u32 {
+    usize::BITS - (size - 1).leading_zeros()
+}
+
 /// Blocks of each size one worker may cache when `workers` share a pool of `capacity` bytes
 /// whose smallest block is `2^min_lg2`.
 pub(crate) fn limit_per_size(capacity: usize, min_lg2: u32, workers: usize) -> u32 {
@@ -59,19 +66,25 @@ impl BlockCache {
         }
     }
 
-    /// The list for blocks serving `size` bytes (`0 < size`): that of the pool's block size for
-    /// it (000 §2.5.3), or `None` above the largest block.
+    /// The list for blocks serving requests of `2^(lg2-1) < size <= 2^lg2` bytes (see
+    /// `size_lg2`): that of the pool's block size for them (000 §2.5.3), or `None` above the
+    /// largest block.
     #[inline(always)]
-    fn list(&mut self, size: usize) -> Option<&mut FreeList> {
-        let lg2 = usize::BITS - (size - 1).leading_zeros();
+    fn list(&mut self, lg2: u32) -> Option<&mut FreeList> {
         self.lists
             .get_mut(lg2.saturating_sub(self.min_lg2) as usize)
     }
 
     /// A cached block for a request of `size` bytes (`0 < size <= max block`), if any.
-    #[inline(always)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn take(&mut self, size: usize) -> Option<NonNull<u8>> {
-        let list = self.list(size)?;
+        self.take_lg2(size_lg2(size))
+    }
+
+    /// A cached block for a request whose `size_lg2` is `lg2`, if any.
+    #[inline(always)]
+    pub(crate) fn take_lg2(&mut self, lg2: u32) -> Option<NonNull<u8>> {
+        let list = self.list(lg2)?;
         let block = NonNull::new(list.head)?;
         // SAFETY: cached blocks hold a released header whose `next` links the list.
         list.head = unsafe { block.as_ref().next.load(Ordering::Relaxed) };
@@ -84,15 +97,30 @@ impl BlockCache {
     /// # Safety
     /// `block` is a released header of a block from `pool` allocated for `alloc_size` bytes, and
     /// nobody references it any more.
-    #[inline(always)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) unsafe fn give(
         &mut self,
         pool: &MemoryPool,
         block: NonNull<TaskHeader>,
         alloc_size: usize,
     ) {
+        self.give_lg2(pool, block, alloc_size, size_lg2(alloc_size))
+    }
+
+    /// `give` with the `size_lg2` of `alloc_size` computed by the caller.
+    ///
+    /// # Safety
+    /// As for `give`.
+    #[inline(always)]
+    pub(crate) unsafe fn give_lg2(
+        &mut self,
+        pool: &MemoryPool,
+        block: NonNull<TaskHeader>,
+        alloc_size: usize,
+        lg2: u32,
+    ) {
         let limit = self.limit;
-        match self.list(alloc_size) {
+        match self.list(lg2) {
             Some(list) if list.len < limit => {
                 block.as_ref().next.store(list.head, Ordering::Relaxed);
                 list.head = block.as_ptr();

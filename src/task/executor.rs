@@ -5,7 +5,13 @@
 //! For each priority from High to Low, a worker looks in: (1) its private queue, (2) its own
 //! published stack, (3) the injection stack of host-spawned tasks, (4) the published stacks of the
 //! other workers, (5) if it leads a team, the team-task stack. (2)–(4) and (5) are skipped with
-//! one load each when their count hints (`Shared::shared_ready`, `team_ready`) are zero. It runs the first task it finds. A task is *available* to a worker when it
+//! one load each when their count hints (`Shared::shared_ready`, `team_ready`) are zero, and all
+//! of them with one load when the summary hint `shared_ready[ANY_READY]` is not positive; then the
+//! highest non-empty private priority is a bit scan away (`LocalQueues::pop_highest`). The hints
+//! are changed after each push (Release) and after each pop, so they may lag the stacks briefly
+//! (even go negative for a moment), never for good: a task missed because of a lagging hint is
+//! found at a later look, and termination does not read the hints (it examines the stacks, see
+//! below). It runs the first task it finds. A task is *available* to a worker when it
 //! is in one of these places at the moment the worker examines that place, so a worker never
 //! takes a lower-priority task while a higher-priority one was available to it during its
 //! search. Within a place, the newest ready task runs first (LIFO, 002 §2.1.2). Tasks in another
@@ -31,7 +37,7 @@
 use super::context::TaskContext;
 use super::header::{Access, TaskHeader, INTERNAL_REF};
 use super::place::{Count, Place};
-use super::scheduler::{Shared, IDLE_COUNT_MASK, IDLE_EPOCH_ONE};
+use super::scheduler::{Shared, ANY_READY, IDLE_COUNT_MASK, IDLE_EPOCH_ONE};
 use super::team_task::{ExecutionRecord, Respawn, TeamState};
 use super::worker::{CurrentWorker, Worker};
 use crate::exec::TeamMember;
@@ -82,11 +88,18 @@ impl Worker {
     /// The highest-priority available task (module comment).
     #[inline]
     pub(crate) fn find_task(&self, shared: &Shared, leader: bool) -> Option<NonNull<TaskHeader>> {
-        // SAFETY: the worker's thread; a short read. The common "nothing anywhere" case costs a
-        // few loads instead of a look at every place for every priority.
-        if unsafe { self.owned().local.len() } == 0 && !shared.work_visible(leader) {
-            return None;
+        // The common case: nothing outside the private queues (one load), so the highest
+        // non-empty private priority is the answer.
+        if !shared.any_visible() {
+            // SAFETY: the worker's thread; a short borrow.
+            return unsafe { self.owned().local.pop_highest() };
         }
+        self.find_task_anywhere(shared, leader)
+    }
+
+    /// `find_task` when other places may hold tasks: each priority, highest first, everywhere.
+    #[inline(never)]
+    fn find_task_anywhere(&self, shared: &Shared, leader: bool) -> Option<NonNull<TaskHeader>> {
         for priority in Priority::ALL {
             let p = priority.index();
             if let Some(task) = self.local_pop(priority) {
@@ -95,12 +108,14 @@ impl Worker {
             if shared.shared_ready[p].load(Ordering::Relaxed) > 0 {
                 if let Some(task) = self.take_shared(shared, p) {
                     shared.shared_ready[p].fetch_sub(1, Ordering::Relaxed);
+                    shared.shared_ready[ANY_READY].fetch_sub(1, Ordering::Relaxed);
                     return Some(task);
                 }
             }
             if leader && shared.team_ready[p].load(Ordering::Relaxed) > 0 {
                 if let Some(task) = shared.team_queue[p].pop() {
                     shared.team_ready[p].fetch_sub(1, Ordering::Relaxed);
+                    shared.shared_ready[ANY_READY].fetch_sub(1, Ordering::Relaxed);
                     return Some(task);
                 }
             }
@@ -144,6 +159,7 @@ impl Worker {
         unsafe { self.published[p].push(task) };
         // Release: an idle worker that sees the count then finds the task in the stack.
         shared.shared_ready[p].fetch_add(1, Ordering::Release);
+        shared.shared_ready[ANY_READY].fetch_add(1, Ordering::Release);
     }
 
     /// Idles until work may be available (`false`) or the DAG is done (`true`).
@@ -324,14 +340,21 @@ impl Worker {
 }
 
 impl Shared {
+    /// Whether any shared stack may hold a task (a hint, like `work_visible`).
+    #[inline(always)]
+    pub(crate) fn any_visible(&self) -> bool {
+        self.shared_ready[ANY_READY].load(Ordering::Acquire) > 0
+    }
+
     /// Whether a worker may find a task outside its private queue (a hint; see the module
     /// comment).
     #[inline(always)]
     pub(crate) fn work_visible(&self, leader: bool) -> bool {
-        (0..3).any(|p| {
-            self.shared_ready[p].load(Ordering::Acquire) > 0
-                || (leader && self.team_ready[p].load(Ordering::Acquire) > 0)
-        })
+        self.any_visible()
+            && (0..3).any(|p| {
+                self.shared_ready[p].load(Ordering::Acquire) > 0
+                    || (leader && self.team_ready[p].load(Ordering::Acquire) > 0)
+            })
     }
 
     /// Ends the wait if every worker is idle and no task is ready (module comment).

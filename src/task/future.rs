@@ -207,7 +207,7 @@ pub(crate) unsafe fn retain(entity: NonNull<TaskHeader>, what: &str) -> Result<(
 ///
 /// # Safety
 /// `entity` is a validated live entity.
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn release(entity: NonNull<TaskHeader>, what: &str) -> Result<()> {
     at_entity_place(entity, what, |place| {
         if let Some(worker) = place.worker {

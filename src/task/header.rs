@@ -250,10 +250,12 @@ impl TaskHeader {
         self.alloc_size as usize
     }
 
+    /// The index of the task's priority (`Priority::index`): the flags hold a valid one (`min`
+    /// only lets the compiler see that it is below 3).
     #[inline]
-    pub(crate) fn priority(&self) -> Priority {
+    pub(crate) fn priority_index(&self) -> usize {
         // SAFETY: flags change only on respawn, by the executing thread, which holds the task.
-        Priority::ALL[(unsafe { *self.flags.get() } & FLAG_PRIORITY_MASK) as usize]
+        ((unsafe { *self.flags.get() } & FLAG_PRIORITY_MASK) as usize).min(2)
     }
 
     /// # Safety

@@ -7,9 +7,9 @@
 //! a task into a wait or ready queue (Fig. 3.4), advancing a when_all's scan (Fig. 3.5),
 //! completing an entity (Fig. 3.6), and releasing references down to freeing the block.
 
-use super::block_cache::return_to_pool;
+use super::block_cache::{return_to_pool, size_lg2};
 use super::header::{Access, Kind, TaskHeader};
-use super::scheduler::{ForeignGuard, Shared};
+use super::scheduler::{ForeignGuard, Shared, ANY_READY};
 use super::statistics::ALIVE_FLUSH;
 use super::wait_queue;
 use super::worker::Worker;
@@ -98,25 +98,27 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// Adds one allocated (`sign` 1) or released (`sign` -1) block for `size` bytes to the live
-    /// counts (see `statistics.rs` for the peaks' accuracy).
+    /// Adds one allocated (`sign` 1) or released (`sign` -1) block for a request whose
+    /// `size_lg2` is `lg2` to the live counts (see `statistics.rs` for the peaks' accuracy).
     #[inline(always)]
-    fn alive_add(&self, sign: i64, size: usize) {
+    fn alive_add(&self, sign: i64, lg2: u32) {
         let shared = self.shared;
-        let lg2 = (usize::BITS - (size - 1).leading_zeros()).max(shared.min_block_lg2);
-        let bytes = sign << lg2;
+        let bytes = sign << lg2.max(shared.min_block_lg2);
         match (self.worker, self.access) {
             (Some(_), Access::Exclusive) => {
-                // The only thread touching the scheduler: plain updates, exact peaks.
+                // The only thread touching the scheduler: plain updates, exact peaks (which only
+                // an allocation can raise; `sign` is a constant where this is inlined).
                 let alive = shared.alive.load(Ordering::Relaxed) + sign;
                 shared.alive.store(alive, Ordering::Relaxed);
-                if alive > shared.peak_alive.load(Ordering::Relaxed) {
-                    shared.peak_alive.store(alive, Ordering::Relaxed);
-                }
                 let total = shared.alive_bytes.load(Ordering::Relaxed) + bytes;
                 shared.alive_bytes.store(total, Ordering::Relaxed);
-                if total > shared.peak_bytes.load(Ordering::Relaxed) {
-                    shared.peak_bytes.store(total, Ordering::Relaxed);
+                if sign > 0 {
+                    if alive > shared.peak_alive.load(Ordering::Relaxed) {
+                        shared.peak_alive.store(alive, Ordering::Relaxed);
+                    }
+                    if total > shared.peak_bytes.load(Ordering::Relaxed) {
+                        shared.peak_bytes.store(total, Ordering::Relaxed);
+                    }
                 }
             }
             (Some(w), Access::Shared) => {
@@ -155,8 +157,9 @@ impl<'a> Place<'a> {
     pub(crate) fn allocate(&self, bytes: usize, what: &str) -> Result<NonNull<u8>> {
         if let Some(w) = self.worker {
             // SAFETY: the worker's thread; the cache does not re-enter the scheduler.
-            if let Some(block) = unsafe { w.owned().cache.take(bytes) } {
-                self.alive_add(1, bytes);
+            let lg2 = size_lg2(bytes);
+            if let Some(block) = unsafe { w.owned().cache.take_lg2(lg2) } {
+                self.alive_add(1, lg2);
                 return Ok(block);
             }
         }
@@ -192,7 +195,7 @@ impl<'a> Place<'a> {
                 }))
             }
         };
-        self.alive_add(1, bytes);
+        self.alive_add(1, size_lg2(bytes));
         Ok(block)
     }
 
@@ -220,18 +223,24 @@ impl<'a> Place<'a> {
     pub(crate) fn free(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: nobody references the entity any more.
         let e = unsafe { entity.as_ref() };
-        if e.kind() == Kind::WhenAll {
+        // SAFETY (`retained`): nobody references the entity, so no scan runs.
+        if e.kind() == Kind::WhenAll && unsafe { e.retained() } != 0 {
             self.release_dependences(entity);
         }
         let size = e.alloc_size();
+        let lg2 = size_lg2(size);
         e.mark_freed();
         match self.worker {
             // SAFETY: the block is unreferenced; the cache does not re-enter the scheduler.
-            Some(w) => unsafe { w.owned().cache.give(&self.shared.pool, entity, size) },
+            Some(w) => unsafe {
+                w.owned()
+                    .cache
+                    .give_lg2(&self.shared.pool, entity, size, lg2)
+            },
             // SAFETY: as above.
             None => unsafe { return_to_pool(&self.shared.pool, entity, size) },
         }
-        self.alive_add(-1, size);
+        self.alive_add(-1, lg2);
     }
 
     /// Drops the holds a freed when_all still has on dependences it had not examined.
@@ -292,24 +301,25 @@ impl<'a> Place<'a> {
     pub(crate) fn make_ready(&self, task: NonNull<TaskHeader>) {
         // SAFETY: the caller holds the ready task.
         let t = unsafe { task.as_ref() };
-        let priority = t.priority();
-        let p = priority.index();
+        let p = t.priority_index();
         if t.is_team() {
             // SAFETY: the task is in no queue; we give it up.
             unsafe { self.shared.team_queue[p].push(task) };
             // Release: a worker that sees the count finds the task in the stack.
             self.shared.team_ready[p].fetch_add(1, Ordering::Release);
+            self.shared.shared_ready[ANY_READY].fetch_add(1, Ordering::Release);
             return;
         }
         match self.worker {
             Some(w) => {
-                w.local_push(task, priority);
+                w.local_push(task, p);
                 w.share_if_idle(self.shared);
             }
             None => {
                 // SAFETY: as above.
                 unsafe { self.shared.injection[p].push(task) };
                 self.shared.shared_ready[p].fetch_add(1, Ordering::Release);
+                self.shared.shared_ready[ANY_READY].fetch_add(1, Ordering::Release);
             }
         }
     }

@@ -47,6 +47,8 @@ pub struct SchedulerConfig {
 /// Low bits of `Shared::idle`: idle workers; the rest: an epoch bumped whenever one leaves.
 pub(crate) const IDLE_COUNT_MASK: u64 = 0xffff;
 pub(crate) const IDLE_EPOCH_ONE: u64 = 1 << 16;
+/// The entry of `Shared::shared_ready` that counts the tasks of every shared stack.
+pub(crate) const ANY_READY: usize = 3;
 
 pub(crate) struct Shared {
     pub(crate) pool: Arc<MemoryPool>,
@@ -67,8 +69,11 @@ pub(crate) struct Shared {
     /// Idle workers and the epoch (see `executor.rs` for the termination argument).
     pub(crate) idle: CachePadded<AtomicU64>,
     /// Tasks in the injection and published stacks, per priority: a hint that lets workers
-    /// skip those stacks with one load (it may lag the stacks briefly, never for good).
-    pub(crate) shared_ready: CachePadded<[AtomicIsize; 3]>,
+    /// skip those stacks with one load (it may lag the stacks briefly, never for good). Entry
+    /// `ANY_READY` is the sum of the others and of `team_ready`, changed after each of them (a
+    /// hint too): a worker whose private queues suffice learns with one load that it need not
+    /// look anywhere else. It shares the line of the counts that change with it.
+    pub(crate) shared_ready: CachePadded<[AtomicIsize; 4]>,
     /// Tasks in the team-task stacks, per priority, likewise.
     pub(crate) team_ready: CachePadded<[AtomicIsize; 3]>,
     /// Set when a wait's DAG is done.

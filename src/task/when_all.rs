@@ -118,17 +118,23 @@ fn build(
                 Holds::Owned => owned,
                 Holds::Borrowed => {
                     let array = TaskHeader::dependences_ptr(w);
+                    // One past the last dependence held: the entries after it are null, so a
+                    // free need not look at them (none at all when every earlier one was done).
+                    let mut held_end = 0;
                     for (i, &d) in deps[..last].iter().enumerate() {
                         match NonNull::new(d) {
                             // Complete for good: nothing to wait for, so no hold either.
                             Some(d) if unsafe { d.as_ref() }.is_complete() => unsafe {
                                 *array.add(i) = std::ptr::null_mut();
                             },
-                            Some(d) => unsafe { d.as_ref() }.add_ref(INTERNAL_REF, place.access),
+                            Some(d) => {
+                                unsafe { d.as_ref() }.add_ref(INTERNAL_REF, place.access);
+                                held_end = i + 1;
+                            }
                             None => {}
                         }
                     }
-                    last
+                    held_end
                 }
             };
             // SAFETY: not published yet.
@@ -206,6 +212,7 @@ impl Scheduler {
     }
 
     /// `when_all` over validated entities of this scheduler (null entries skipped).
+    #[inline(always)]
     pub(crate) fn when_all_raw(
         &self,
         deps: &[*mut TaskHeader],

@@ -109,9 +109,9 @@ impl Worker {
     }
 
     #[inline]
-    pub(crate) fn local_push(&self, task: NonNull<TaskHeader>, priority: Priority) {
+    pub(crate) fn local_push(&self, task: NonNull<TaskHeader>, p: usize) {
         // SAFETY: the worker's thread; no re-entry.
-        unsafe { self.owned().local.push(task, priority) }
+        unsafe { self.owned().local.push_index(task, p) }
     }
 
     #[inline]
