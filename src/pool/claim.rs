@@ -67,26 +67,35 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
             return None;
         }
         let bit_index = free.trailing_zeros();
+        // The last free block of a one-word superblock (`free` has one bit) fills it.
+        let filled = geometry.word_index_mask == 0 && free & (free - 1) == 0;
         claim_bit(header, expected, word, bit_index)
-            .then(|| self.claim_at(superblock, block_lg2, word_index, bit_index))
+            .then(|| self.claim_at(superblock, block_lg2, word_index, bit_index, filled))
     }
 
     /// Claims a free block in `superblock` if it is assigned to blocks of `2^block_lg2` bytes
     /// (000 §2.5.3: "search for an unset bit ... set with an atomic operation").
     pub(crate) fn try_claim(&self, superblock: usize, block_lg2: u32, lane: Lane) -> Option<Claim> {
-        let expected = header::assigned(block_lg2);
-        let header = self.header(superblock);
         // Relaxed: only a filter; c2 in `claim_bit` decides whether the claim is kept.
-        if header.load(Relaxed) != expected {
+        if self.header(superblock).load(Relaxed) != header::assigned(block_lg2) {
             return None;
         }
+        self.claim_in(superblock, block_lg2, lane)
+    }
+
+    /// `try_claim` for a caller that has just read the header as assigned to this size.
+    #[inline]
+    pub(crate) fn claim_in(&self, superblock: usize, block_lg2: u32, lane: Lane) -> Option<Claim> {
+        let expected = header::assigned(block_lg2);
+        let header = self.header(superblock);
         let BlockGeometry {
             word_index_mask,
             word_mask,
+            ..
         } = self.geometry(block_lg2);
         // Lanes start at different words, so threads sharing a superblock touch different words.
         let first = lane.index() & word_index_mask;
-        for step in 0..=word_index_mask {
+        for step in 0..word_index_mask + 1 {
             let word_index = (first + step) & word_index_mask;
             let word = self.bitset_word(superblock, word_index);
             loop {
@@ -97,7 +106,10 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
                 }
                 let bit_index = free.trailing_zeros();
                 if claim_bit(header, expected, word, bit_index) {
-                    return Some(self.claim_at(superblock, block_lg2, word_index, bit_index));
+                    let filled = word_index_mask == 0 && free & (free - 1) == 0;
+                    return Some(
+                        self.claim_at(superblock, block_lg2, word_index, bit_index, filled),
+                    );
                 }
                 // Relaxed: only decides whether scanning on is worth it; c2 guards every claim.
                 if header.load(Relaxed) != expected {
@@ -109,11 +121,19 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
     }
 
     #[inline(always)]
-    fn claim_at(&self, superblock: usize, block_lg2: u32, word_index: usize, bit: u32) -> Claim {
+    fn claim_at(
+        &self,
+        superblock: usize,
+        block_lg2: u32,
+        word_index: usize,
+        bit: u32,
+        filled: bool,
+    ) -> Claim {
         let block = word_index * 64 + bit as usize;
         Claim {
             offset: (superblock << self.layout.superblock_lg2) + (block << block_lg2),
             block_lg2,
+            filled,
         }
     }
 
@@ -153,6 +173,18 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         // Relaxed: a candidate filter only; r2 in `reassign` re-reads with SeqCst.
         !header::is_reclaiming(observed)
             && self.bitset(superblock).iter().all(|w| w.load(Relaxed) == 0)
+    }
+
+    /// Whether `superblock` looks able to serve blocks of `2^block_lg2` bytes: assigned to them
+    /// and not full, or empty. A guess for moving a hint.
+    pub(crate) fn has_room(&self, superblock: usize, block_lg2: u32) -> bool {
+        // Relaxed: a guess only.
+        let observed = self.header(superblock).load(Relaxed);
+        if observed == header::assigned(block_lg2) {
+            self.looks_not_full(superblock, block_lg2)
+        } else {
+            self.looks_empty(superblock, observed)
+        }
     }
 
     /// Whether `superblock`, assigned to blocks of `2^block_lg2` bytes, looks not full. A guess:

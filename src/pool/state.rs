@@ -5,7 +5,7 @@
 //! provides. `MemoryPool` owns one with host arrays.
 
 use super::header;
-use super::lane::Lane;
+use super::lane::{Lane, LANES};
 use super::layout::PoolLayout;
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::ops::Deref;
@@ -27,6 +27,9 @@ pub(crate) struct PoolState<S, H> {
     /// Indexed by lg2 of the block size; derived from `layout` once, because the claim fast path
     /// would otherwise recompute it with a dozen shifts and compares per call.
     geometry: [BlockGeometry; 64],
+    /// `(lane * lane spacing) % superblock_count` per lane: with `BlockGeometry::class_start`
+    /// it gives `layout.lane_window_start` without a division, on the path that moves a hint.
+    lane_offsets: [u32; LANES],
 }
 
 /// What a claim needs to know about one block size.
@@ -36,6 +39,8 @@ pub(crate) struct BlockGeometry {
     pub(crate) word_index_mask: usize,
     /// `layout.word_mask(lg2)`.
     pub(crate) word_mask: u64,
+    /// `layout.size_class_start(lg2)`.
+    pub(crate) class_start: u32,
 }
 
 /// A claimed block: its offset in the span and lg2 of its size, which is larger than asked when
@@ -44,6 +49,9 @@ pub(crate) struct BlockGeometry {
 pub(crate) struct Claim {
     pub(crate) offset: usize,
     pub(crate) block_lg2: u32,
+    /// The claim took the last free block of a one-word superblock, as far as the word read
+    /// before the claim showed: the lane's hint should move on (`search.rs`).
+    pub(crate) filled: bool,
 }
 
 impl<S: StateWords, H: HintWords> PoolState<S, H> {
@@ -55,14 +63,17 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
             geometry[lg2 as usize] = BlockGeometry {
                 word_index_mask: layout.words_used(lg2) - 1,
                 word_mask: layout.word_mask(lg2),
+                class_start: layout.size_class_start(lg2) as u32,
             };
         }
+        let lane_offsets = std::array::from_fn(|lane| layout.lane_offset(lane) as u32);
         PoolState {
             layout,
             base,
             superblocks,
             hints,
             geometry,
+            lane_offsets,
         }
     }
 
@@ -71,6 +82,21 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
     pub(crate) fn geometry(&self, block_lg2: u32) -> BlockGeometry {
         // The mask lets the compiler drop the bounds check; lg2 of a usize is below 64.
         self.geometry[block_lg2 as usize & 63]
+    }
+
+    /// `layout.lane_window_start(lane, block_lg2)`: where the lane's window for this size
+    /// starts, its "home".
+    #[inline]
+    pub(crate) fn home(&self, lane: Lane, block_lg2: u32) -> usize {
+        // Both terms are below the superblock count, so one subtraction replaces the `%`.
+        let home = self.lane_offsets[lane.index() & (LANES - 1)] as usize
+            + self.geometry(block_lg2).class_start as usize;
+        let count = self.layout.superblock_count as usize;
+        if home >= count {
+            home - count
+        } else {
+            home
+        }
     }
 
     #[inline]
