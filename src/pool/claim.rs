@@ -175,13 +175,16 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
             && self.bitset(superblock).iter().all(|w| w.load(Relaxed) == 0)
     }
 
-    /// Whether `superblock` looks able to serve blocks of `2^block_lg2` bytes: assigned to them
-    /// and not full, or empty. A guess for moving a hint.
-    pub(crate) fn has_room(&self, superblock: usize, block_lg2: u32) -> bool {
+    /// Whether `superblock` looks able to serve blocks of `2^block_lg2` bytes, a size whose
+    /// blocks fit one bitset word: assigned to them and not full, or empty. A guess for moving
+    /// a hint.
+    #[inline]
+    pub(crate) fn has_room_one_word(&self, superblock: usize, block_lg2: u32) -> bool {
+        debug_assert_eq!(self.geometry(block_lg2).word_index_mask, 0);
         // Relaxed: a guess only.
         let observed = self.header(superblock).load(Relaxed);
         if observed == header::assigned(block_lg2) {
-            self.looks_not_full(superblock, block_lg2)
+            !self.bitset_word(superblock, 0).load(Relaxed) & self.geometry(block_lg2).word_mask != 0
         } else {
             self.looks_empty(superblock, observed)
         }

@@ -61,7 +61,7 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         Some(claim)
     }
 
-    /// The lane's hinted superblock just filled: the hint moves to the lane's home superblock
+    /// The lane's hinted superblock, of a size whose blocks fit one bitset word, just filled: the hint moves to the lane's home superblock
     /// for this size if that has room, else to the next superblock. Without it, the next
     /// allocation would find the hinted superblock full and search, which for blocks as large as
     /// a superblock (half of a mixed 64-4096 B workload) meant a search per allocation.
@@ -71,7 +71,7 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
     #[inline(never)]
     fn move_hint_on(&self, lane: Lane, block_lg2: u32, full: usize) {
         let home = self.home(lane, block_lg2);
-        let target = if home != full && self.has_room(home, block_lg2) {
+        let target = if home != full && self.has_room_one_word(home, block_lg2) {
             home
         } else {
             self.layout.next_superblock(full)
