@@ -67,10 +67,15 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
             return None;
         }
         let bit_index = free.trailing_zeros();
-        // The last free block of a one-word superblock (`free` has one bit) fills it.
-        let filled = geometry.word_index_mask == 0 && free & (free - 1) == 0;
-        claim_bit(header, expected, word, bit_index)
-            .then(|| self.claim_at(superblock, block_lg2, word_index, bit_index, filled))
+        if !claim_bit(header, expected, word, bit_index) {
+            return None;
+        }
+        // The last free block of a one-word superblock (as the word read before the claim
+        // showed) fills it: the lane's hint moves on (`search.rs`).
+        if geometry.word_index_mask == 0 && free == 1 << bit_index {
+            self.move_hint_on(lane, block_lg2, superblock);
+        }
+        Some(self.claim_at(superblock, block_lg2, word_index, bit_index))
     }
 
     /// Claims a free block in `superblock` if it is assigned to blocks of `2^block_lg2` bytes
@@ -106,10 +111,7 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
                 }
                 let bit_index = free.trailing_zeros();
                 if claim_bit(header, expected, word, bit_index) {
-                    let filled = word_index_mask == 0 && free & (free - 1) == 0;
-                    return Some(
-                        self.claim_at(superblock, block_lg2, word_index, bit_index, filled),
-                    );
+                    return Some(self.claim_at(superblock, block_lg2, word_index, bit_index));
                 }
                 // Relaxed: only decides whether scanning on is worth it; c2 guards every claim.
                 if header.load(Relaxed) != expected {
@@ -121,19 +123,11 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
     }
 
     #[inline(always)]
-    fn claim_at(
-        &self,
-        superblock: usize,
-        block_lg2: u32,
-        word_index: usize,
-        bit: u32,
-        filled: bool,
-    ) -> Claim {
+    fn claim_at(&self, superblock: usize, block_lg2: u32, word_index: usize, bit: u32) -> Claim {
         let block = word_index * 64 + bit as usize;
         Claim {
             offset: (superblock << self.layout.superblock_lg2) + (block << block_lg2),
             block_lg2,
-            filled,
         }
     }
 

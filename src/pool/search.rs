@@ -52,24 +52,20 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
     #[inline(always)]
     pub(crate) fn claim_from_hint(&self, lane: Lane, block_lg2: u32) -> Option<Claim> {
         // Relaxed: a hint is only a guess that the claim checks.
-        let hint = self.hint(lane, block_lg2);
-        let hinted = hint.load(Relaxed) as usize;
-        let claim = self.try_claim_quickly(hinted, block_lg2, lane)?;
-        if claim.filled {
-            self.move_hint_on(lane, block_lg2, hinted);
-        }
-        Some(claim)
+        let hinted = self.hint(lane, block_lg2).load(Relaxed) as usize;
+        self.try_claim_quickly(hinted, block_lg2, lane)
     }
 
-    /// The lane's hinted superblock, of a size whose blocks fit one bitset word, just filled: the hint moves to the lane's home superblock
-    /// for this size if that has room, else to the next superblock. Without it, the next
+    /// A claim just filled `full`, a superblock of a size whose blocks fit one bitset word: the
+    /// lane's hint moves to its home superblock for this size if that has room, else to the
+    /// superblock after `full`. Without it, the next
     /// allocation would find the hinted superblock full and search, which for blocks as large as
     /// a superblock (half of a mixed 64-4096 B workload) meant a search per allocation.
     /// Returning home keeps a lane that allocates and frees in batches inside the same few
     /// superblocks (cache and TLB locality); moving on walks a filling pool in constant time.
     #[cold]
     #[inline(never)]
-    fn move_hint_on(&self, lane: Lane, block_lg2: u32, full: usize) {
+    pub(crate) fn move_hint_on(&self, lane: Lane, block_lg2: u32, full: usize) {
         let home = self.home(lane, block_lg2);
         let target = if home != full && self.has_room_one_word(home, block_lg2) {
             home
@@ -114,7 +110,11 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
                 // not to one of larger blocks.
                 let superblock = claim.offset >> self.layout.superblock_lg2;
                 if claim.block_lg2 == block_lg2 {
-                    if claim.filled {
+                    // A one-word superblock the claim filled: as on the fast path. The word is
+                    // read again; this is the slow path.
+                    if self.geometry(block_lg2).word_index_mask == 0
+                        && !self.has_room_one_word(superblock, block_lg2)
+                    {
                         self.move_hint_on(lane, block_lg2, superblock);
                     } else if hinted != superblock {
                         // Relaxed: hints are guesses (module invariant).

@@ -49,9 +49,6 @@ pub(crate) struct BlockGeometry {
 pub(crate) struct Claim {
     pub(crate) offset: usize,
     pub(crate) block_lg2: u32,
-    /// The claim took the last free block of a one-word superblock, as far as the word read
-    /// before the claim showed: the lane's hint should move on (`search.rs`).
-    pub(crate) filled: bool,
 }
 
 impl<S: StateWords, H: HintWords> PoolState<S, H> {
