@@ -289,6 +289,18 @@ mod tests {
                 assert!(l.lane_window_start(lane, lg2) < 700);
             }
         }
+        for count in [1, 5, 64, 700] {
+            let l = layout(6, 12, 12, count);
+            let spacing = (count as usize / LANES).max(1);
+            for lane in 0..LANES {
+                for lg2 in 6..=12 {
+                    assert_eq!(
+                        l.lane_window_start(lane, lg2),
+                        (lane * spacing + l.size_class_start(lg2)) % count as usize
+                    );
+                }
+            }
+        }
         let order: Vec<_> = layout(6, 12, 12, 5).superblocks_from(3).collect();
         assert_eq!(order, vec![3, 4, 0, 1, 2]);
     }

@@ -127,3 +127,31 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         header::block_lg2(self.header(superblock).load(Relaxed))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(layout: PoolLayout) -> PoolState<Vec<AtomicU64>, Vec<AtomicU32>> {
+        let words = (0..layout.state_words()).map(|_| AtomicU64::new(0));
+        let hints = (0..layout.hint_count()).map(|_| AtomicU32::new(0));
+        PoolState::new(layout, 0, words.collect(), hints.collect())
+    }
+
+    #[test]
+    fn home_is_the_start_of_the_lane_window_without_a_division() {
+        for count in [1, 2, 3, 7, 63, 64, 65, 700, 16384] {
+            let layout = PoolLayout::new(6, 12, 12, count, LANES as u32).unwrap();
+            let state = state(layout);
+            for lane in 0..LANES {
+                for lg2 in 6..=12 {
+                    assert_eq!(
+                        state.home(Lane::explicit(lane, true), lg2),
+                        layout.lane_window_start(lane, lg2),
+                        "{count} superblocks, lane {lane}, blocks of 2^{lg2}"
+                    );
+                }
+            }
+        }
+    }
+}
