@@ -67,26 +67,40 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
             return None;
         }
         let bit_index = free.trailing_zeros();
-        claim_bit(header, expected, word, bit_index)
-            .then(|| self.claim_at(superblock, block_lg2, word_index, bit_index))
+        if !claim_bit(header, expected, word, bit_index) {
+            return None;
+        }
+        // The last free block of a one-word superblock (as the word read before the claim
+        // showed) fills it: the lane's hint moves on (`search.rs`).
+        if geometry.word_index_mask == 0 && free == 1 << bit_index {
+            self.move_hint_on(lane, block_lg2, superblock);
+        }
+        Some(self.claim_at(superblock, block_lg2, word_index, bit_index))
     }
 
     /// Claims a free block in `superblock` if it is assigned to blocks of `2^block_lg2` bytes
     /// (000 §2.5.3: "search for an unset bit ... set with an atomic operation").
     pub(crate) fn try_claim(&self, superblock: usize, block_lg2: u32, lane: Lane) -> Option<Claim> {
-        let expected = header::assigned(block_lg2);
-        let header = self.header(superblock);
         // Relaxed: only a filter; c2 in `claim_bit` decides whether the claim is kept.
-        if header.load(Relaxed) != expected {
+        if self.header(superblock).load(Relaxed) != header::assigned(block_lg2) {
             return None;
         }
+        self.claim_in(superblock, block_lg2, lane)
+    }
+
+    /// `try_claim` for a caller that has just read the header as assigned to this size.
+    #[inline]
+    pub(crate) fn claim_in(&self, superblock: usize, block_lg2: u32, lane: Lane) -> Option<Claim> {
+        let expected = header::assigned(block_lg2);
+        let header = self.header(superblock);
         let BlockGeometry {
             word_index_mask,
             word_mask,
+            ..
         } = self.geometry(block_lg2);
         // Lanes start at different words, so threads sharing a superblock touch different words.
         let first = lane.index() & word_index_mask;
-        for step in 0..=word_index_mask {
+        for step in 0..word_index_mask + 1 {
             let word_index = (first + step) & word_index_mask;
             let word = self.bitset_word(superblock, word_index);
             loop {
@@ -153,6 +167,21 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         // Relaxed: a candidate filter only; r2 in `reassign` re-reads with SeqCst.
         !header::is_reclaiming(observed)
             && self.bitset(superblock).iter().all(|w| w.load(Relaxed) == 0)
+    }
+
+    /// Whether `superblock` looks able to serve blocks of `2^block_lg2` bytes, a size whose
+    /// blocks fit one bitset word: assigned to them and not full, or empty. A guess for moving
+    /// a hint.
+    #[inline]
+    pub(crate) fn has_room_one_word(&self, superblock: usize, block_lg2: u32) -> bool {
+        debug_assert_eq!(self.geometry(block_lg2).word_index_mask, 0);
+        // Relaxed: a guess only.
+        let observed = self.header(superblock).load(Relaxed);
+        if observed == header::assigned(block_lg2) {
+            !self.bitset_word(superblock, 0).load(Relaxed) & self.geometry(block_lg2).word_mask != 0
+        } else {
+            self.looks_empty(superblock, observed)
+        }
     }
 
     /// Whether `superblock`, assigned to blocks of `2^block_lg2` bytes, looks not full. A guess:

@@ -171,11 +171,25 @@ impl PoolLayout {
     /// First superblock of the window that `lane` searches first for a block size: lanes' windows
     /// start a 64th of the pool apart, shifted per size class like `size_class_start`.
     pub fn lane_window_start(&self, lane: usize, block_lg2: u32) -> usize {
-        // Windows are spaced a `lanes`-th of the pool apart, not packed: a lane that outgrows its
-        // window walks on (`claim_near`) through its own stretch before it meets the next lane.
+        (self.lane_offset(lane) + self.size_class_start(block_lg2)) % self.superblock_count as usize
+    }
+
+    /// Where `lane`'s windows start relative to the size classes' starts: lanes are spaced a
+    /// `lanes`-th of the pool apart, not packed, so a lane that outgrows its window walks on
+    /// through its own stretch before it meets the next lane.
+    pub fn lane_offset(&self, lane: usize) -> usize {
         let window = lane as u64 * u64::from(lane_spacing(self.superblock_count, self.lanes));
-        ((window + self.size_class_start(block_lg2) as u64) % u64::from(self.superblock_count))
-            as usize
+        (window % u64::from(self.superblock_count)) as usize
+    }
+
+    /// The superblock after `superblock`, wrapping around.
+    #[inline]
+    pub fn next_superblock(&self, superblock: usize) -> usize {
+        if superblock + 1 < self.superblock_count as usize {
+            superblock + 1
+        } else {
+            0
+        }
     }
 
     /// All superblocks once, starting at `start` and wrapping around.
@@ -273,6 +287,18 @@ mod tests {
         for lane in 0..LANES {
             for lg2 in 6..=12 {
                 assert!(l.lane_window_start(lane, lg2) < 700);
+            }
+        }
+        for count in [1, 5, 64, 700] {
+            let l = layout(6, 12, 12, count);
+            let spacing = (count as usize / LANES).max(1);
+            for lane in 0..LANES {
+                for lg2 in 6..=12 {
+                    assert_eq!(
+                        l.lane_window_start(lane, lg2),
+                        (lane * spacing + l.size_class_start(lg2)) % count as usize
+                    );
+                }
             }
         }
         let order: Vec<_> = layout(6, 12, 12, 5).superblocks_from(3).collect();

@@ -5,7 +5,7 @@
 //! provides. `MemoryPool` owns one with host arrays.
 
 use super::header;
-use super::lane::Lane;
+use super::lane::{Lane, LANES};
 use super::layout::PoolLayout;
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::ops::Deref;
@@ -27,6 +27,9 @@ pub(crate) struct PoolState<S, H> {
     /// Indexed by lg2 of the block size; derived from `layout` once, because the claim fast path
     /// would otherwise recompute it with a dozen shifts and compares per call.
     geometry: [BlockGeometry; 64],
+    /// `(lane * lane spacing) % superblock_count` per lane: with `BlockGeometry::class_start`
+    /// it gives `layout.lane_window_start` without a division, on the path that moves a hint.
+    lane_offsets: [u32; LANES],
 }
 
 /// What a claim needs to know about one block size.
@@ -36,6 +39,8 @@ pub(crate) struct BlockGeometry {
     pub(crate) word_index_mask: usize,
     /// `layout.word_mask(lg2)`.
     pub(crate) word_mask: u64,
+    /// `layout.size_class_start(lg2)`.
+    pub(crate) class_start: u32,
 }
 
 /// A claimed block: its offset in the span and lg2 of its size, which is larger than asked when
@@ -55,14 +60,17 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
             geometry[lg2 as usize] = BlockGeometry {
                 word_index_mask: layout.words_used(lg2) - 1,
                 word_mask: layout.word_mask(lg2),
+                class_start: layout.size_class_start(lg2) as u32,
             };
         }
+        let lane_offsets = std::array::from_fn(|lane| layout.lane_offset(lane) as u32);
         PoolState {
             layout,
             base,
             superblocks,
             hints,
             geometry,
+            lane_offsets,
         }
     }
 
@@ -71,6 +79,21 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
     pub(crate) fn geometry(&self, block_lg2: u32) -> BlockGeometry {
         // The mask lets the compiler drop the bounds check; lg2 of a usize is below 64.
         self.geometry[block_lg2 as usize & 63]
+    }
+
+    /// `layout.lane_window_start(lane, block_lg2)`: where the lane's window for this size
+    /// starts, its "home".
+    #[inline]
+    pub(crate) fn home(&self, lane: Lane, block_lg2: u32) -> usize {
+        // Both terms are below the superblock count, so one subtraction replaces the `%`.
+        let home = self.lane_offsets[lane.index() & (LANES - 1)] as usize
+            + self.geometry(block_lg2).class_start as usize;
+        let count = self.layout.superblock_count as usize;
+        if home >= count {
+            home - count
+        } else {
+            home
+        }
     }
 
     #[inline]
@@ -102,5 +125,33 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         // Relaxed: a diagnostic read; callers that hold a block in the superblock see a stable
         // size by the argument in `release.rs`.
         header::block_lg2(self.header(superblock).load(Relaxed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(layout: PoolLayout) -> PoolState<Vec<AtomicU64>, Vec<AtomicU32>> {
+        let words = (0..layout.state_words()).map(|_| AtomicU64::new(0));
+        let hints = (0..layout.hint_count()).map(|_| AtomicU32::new(0));
+        PoolState::new(layout, 0, words.collect(), hints.collect())
+    }
+
+    #[test]
+    fn home_is_the_start_of_the_lane_window_without_a_division() {
+        for count in [1, 2, 3, 7, 63, 64, 65, 700, 16384] {
+            let layout = PoolLayout::new(6, 12, 12, count, LANES as u32).unwrap();
+            let state = state(layout);
+            for lane in 0..LANES {
+                for lg2 in 6..=12 {
+                    assert_eq!(
+                        state.home(Lane::explicit(lane, true), lg2),
+                        layout.lane_window_start(lane, lg2),
+                        "{count} superblocks, lane {lane}, blocks of 2^{lg2}"
+                    );
+                }
+            }
+        }
     }
 }

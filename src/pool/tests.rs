@@ -232,6 +232,42 @@ fn an_emptied_superblock_is_reassigned_to_another_block_size() {
 }
 
 #[test]
+fn batches_reuse_the_superblocks_the_last_batch_emptied() {
+    // A thread that allocates a batch and frees it, again and again, must come back to the
+    // superblocks it emptied (cache and TLB locality) rather than walk through the pool; the hint
+    // returns home when its superblock fills (`search.rs`).
+    for (size, per_superblock) in [(4096, 1), (1024, 4), (64, 64)] {
+        let p = pool(16 << 20, 64, 4096, 4096);
+        let batch: usize = 32;
+        let mut used = std::collections::HashSet::new();
+        for _ in 0..50 {
+            let blocks: Vec<_> = (0..batch).map(|_| alloc(&p, size)).collect();
+            for &b in &blocks {
+                used.insert(b.as_ptr() as usize / 4096);
+                free(&p, b, size);
+            }
+        }
+        let batch_superblocks = batch.div_ceil(per_superblock);
+        assert!(
+            used.len() <= batch_superblocks + 1,
+            "{size}-byte batches of {batch} used {} superblocks over 50 rounds; one batch needs \
+             {batch_superblocks}",
+            used.len()
+        );
+    }
+}
+
+#[test]
+fn a_lane_filling_the_pool_with_whole_superblock_blocks_gets_every_superblock() {
+    let p = pool(64 * 4096, 64, 4096, 4096);
+    let blocks = fill(&p, 4096);
+    assert_eq!(blocks.len(), 64);
+    let distinct: std::collections::HashSet<_> = blocks.iter().map(|b| b.as_ptr()).collect();
+    assert_eq!(distinct.len(), 64);
+    assert_eq!(p.usage_statistics().failed_allocations, 1);
+}
+
+#[test]
 fn a_small_request_falls_back_to_a_superblock_of_larger_blocks() {
     // Two superblocks of 4 KiB; blocks of 64 B to 1 KiB.
     let p = pool(2 * 4096, 64, 1024, 4096);
