@@ -3,28 +3,11 @@
 // replace them; with one (the GPU machine) they run for real.
 #include <string>
 
-#include "support.hpp"
-#include "taskdag.hpp"
+#include "cpp_support.hpp"
 
 using taskdag::memory_pool;
+using taskdag_test::check_throws;
 using taskdag_test::contains;
-
-namespace {
-
-template <class F>
-void check_throws(F&& body, td_status status, std::initializer_list<std::string> parts) {
-  try {
-    body();
-    FAIL("no taskdag::error was thrown");
-  } catch (const taskdag::error& e) {
-    CHECK(e.status() == status);
-    for (const std::string& part : parts) {
-      CHECK_MESSAGE(contains(e.what(), part), "expected \"" << part << "\" in: " << e.what());
-    }
-  }
-}
-
-}  // namespace
 
 TEST_CASE("cuda_available agrees with cuda_device_count and the configuration string") {
   const int count = taskdag::cuda_device_count();

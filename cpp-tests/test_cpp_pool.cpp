@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "support.hpp"
-#include "taskdag.hpp"
+#include "cpp_support.hpp"
 
 using taskdag::memory_pool;
+using taskdag_test::check_throws;
 using taskdag_test::contains;
 
 static_assert(!std::is_copy_constructible<memory_pool>::value, "memory_pool is move-only");
@@ -20,20 +20,6 @@ static_assert(std::is_nothrow_move_constructible<memory_pool>::value, "");
 static_assert(std::is_nothrow_move_assignable<memory_pool>::value, "");
 
 namespace {
-
-// Runs `body`, which must throw taskdag::error with `status` and a message naming `parts`.
-template <class F>
-void check_throws(F&& body, td_status status, std::initializer_list<std::string> parts) {
-  try {
-    body();
-    FAIL("no taskdag::error was thrown");
-  } catch (const taskdag::error& e) {
-    CHECK(e.status() == status);
-    for (const std::string& part : parts) {
-      CHECK_MESSAGE(contains(e.what(), part), "expected \"" << part << "\" in: " << e.what());
-    }
-  }
-}
 
 struct alignas(64) cache_line {
   unsigned char bytes[64];

@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "support.hpp"
-#include "taskdag.hpp"
+#include "cpp_support.hpp"
 
 using taskdag::view;
+using taskdag_test::check_throws;
 using taskdag_test::contains;
 
 static_assert(view<double**>::rank == 2, "");
@@ -35,19 +35,6 @@ static_assert(taskdag::detail::element_type_of<std::complex<float>>() == TD_ELEM
               "");
 
 namespace {
-
-template <class F>
-void check_throws(F&& body, td_status status, std::initializer_list<std::string> parts) {
-  try {
-    body();
-    FAIL("no taskdag::error was thrown");
-  } catch (const taskdag::error& e) {
-    CHECK(e.status() == status);
-    for (const std::string& part : parts) {
-      CHECK_MESSAGE(contains(e.what(), part), "expected \"" << part << "\" in: " << e.what());
-    }
-  }
-}
 
 struct particle {
   double position[3];
