@@ -4,9 +4,9 @@
 program test_fortran_cuda
   use, intrinsic :: iso_c_binding, only: c_ptr, c_associated
   use taskdag
+  use fortran_checks, only: check, finish
   implicit none
 
-  integer :: failures = 0
   integer :: stat, count
   type(taskdag_pool) :: host, device
   type(c_ptr) :: block
@@ -53,22 +53,5 @@ program test_fortran_cuda
   end if
 
   call taskdag_finalize()
-  if (failures == 0) then
-    print '(a)', 'fortran cuda: all checks passed'
-  else
-    print '(a, i0, a)', 'fortran cuda: ', failures, ' check(s) failed'
-    error stop 1
-  end if
-
-contains
-
-  subroutine check(condition, what)
-    logical, intent(in) :: condition
-    character(len=*), intent(in) :: what
-
-    if (.not. condition) then
-      failures = failures + 1
-      print '(a, a)', 'FAILED: ', what
-    end if
-  end subroutine check
+  call finish('fortran cuda')
 end program test_fortran_cuda
