@@ -8,14 +8,23 @@
 //! plan has already fixed the order (`schedule`), so
 //! - one worker simply calls F in that order: a topological order needs no checks at all;
 //! - several workers split the schedule. With one priority level it is the height order, a
-//!   sequence of heights whose items never depend on each other, and worker w of P runs the
-//!   w-th P-th of every height, in chunks of up to 256 positions: level scheduling, with
-//!   point-to-point waits instead of a barrier between heights. Slices keep their place from
-//!   height to height, so in a tree or a wavefront numbered level by level the inputs of a
-//!   worker's slice were mostly produced by that worker, in its own cache, and no shared
-//!   counter is touched at all. With several priority levels the schedule has no heights, and
-//!   workers claim consecutive chunks from one shared cursor instead.
-//!
+//!   sequence of heights whose items never depend on each other, sorted by tree key within a
+//!   height (`schedule`), and each worker runs a slice of every height (`Schedule::slice`), in
+//!   chunks of up to 256 positions: level scheduling, with point-to-point waits instead of a
+//!   barrier between heights. Slices are either the same ranges of keys at every height, which
+//!   hold whole subtrees of a spanning forest, so that the inputs of a worker's items were
+//!   mostly produced by that worker, in its own cache (in fib(30) on 16 workers about 100 of
+//!   2.7 million dependences cross workers, where even slices of each height crossed two
+//!   thirds of them, each a cache miss and often a wait; a worker whose subtrees are
+//!   independent of the others' runs through its heights without waiting), or, when the
+//!   graph's dependences go anywhere so that key ranges would not save crossings, the w-th
+//!   P-th of every height, which balances each height exactly. A height too narrow to give
+//!   each worker `MIN_SLICE` items runs on worker 0 alone: a graph with little parallelism (a
+//!   long random chain of heights a few items wide) then runs on one core instead of passing
+//!   every item's inputs between cores, and the other workers wait without writing anything
+//!   the running one reads. No shared counter is touched at all. With several priority levels
+//!   the schedule has no heights, and workers claim consecutive chunks from one shared cursor
+//!   instead.
 //!   Either way, a worker runs the item at position p once every predecessor's completion flag
 //!   holds the current run's number, and after F returns stores that number into p's flag. It
 //!   goes through a chunk in order, skipping items that are not ready yet and coming back to
@@ -32,18 +41,26 @@
 //!   same thread. Flags from earlier runs hold older numbers (`plan::begin`), so they never
 //!   read as done.
 //! - Exactly once: each position is in one worker's slice, or in the chunk the cursor's
-//!   fetch_add handed to one worker.
+//!   fetch_add handed to one worker: the slices of a height cover it without overlap
+//!   (`Schedule::slice`).
 //! - Progress (no deadlock): predecessors always have smaller positions, and a worker takes
 //!   its chunks in increasing order of position. Take the smallest position m not yet
 //!   completed. Its worker has completed its chunks below m's, so it is at m's chunk; m's
-//!   predecessors (smaller than m) are complete, those in the chunk by the worker's own mask,
-//!   so the worker runs m at its next pass over the chunk. Hence waits always end, and a worker
-//!   that has nothing more to run is done; the dispatch returns when all workers are.
+//!   predecessors (smaller than m) are complete, those in the chunk by the worker's own mask.
+//!   If the worker is in its first pass over the chunk it reaches m and runs it; otherwise m
+//!   was left over, is its first position left (those before it are complete), and its wait
+//!   (`await_ready`, on m's predecessors only) ends at once, so the next pass runs m. So the
+//!   smallest incomplete position always completes, hence every wait (always for a
+//!   particular incomplete position) ends, and a worker that has nothing more to run is done;
+//!   the dispatch returns when all workers are.
 //! - Low water (skipping flags): a predecessor far behind the workers is certainly complete,
 //!   and its flag, at a random place for a random graph, would cost a cache miss. Each worker
-//!   has a mark: 0 when the run starts; before each chunk, a position at most the chunk's start
-//!   and above every position of its earlier chunks (all complete by then); usize::MAX once it
-//!   has completed all its positions. A mark only grows, and whatever value a mark held bounds
+//!   has a mark: 0 when the run starts; before a chunk, when the chunk starts at least
+//!   `MARK_STRIDE` positions above the mark, the chunk's start (all positions of its earlier
+//!   chunks are below it and complete by then); usize::MAX once it has completed all its
+//!   positions. Publishing only every `MARK_STRIDE` positions keeps the mark's cache line from
+//!   being taken away from its worker once per chunk by the others' reads, when chunks are
+//!   small (narrow heights). A mark only grows, and whatever value a mark held bounds
 //!   from below every position its worker has not completed, then and later (its current and
 //!   later chunks). Positions no worker has yet: none with slices; with the cursor, those at or
 //!   above it, which also only grows. So L = min(marks, cursor), from any values read, bounds
@@ -71,6 +88,9 @@ use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 256 };
 const MIN_CHUNK: usize = if cfg!(loom) { 2 } else { 1 };
 const CHUNK_DIVISOR: usize = 4;
+/// A worker publishes its low-water mark when it has moved at least this many positions since
+/// it last did (module comment). (Under loom, 1: every chunk.)
+const MARK_STRIDE: usize = if cfg!(loom) { 1 } else { 256 };
 /// A worker reads the others' low-water marks every `workers / LOW_WATER_READERS` chunks, so
 /// that the marks' cache lines are read about this many times per chunk time.
 const LOW_WATER_READERS: usize = 4;
@@ -99,6 +119,7 @@ impl WorkGraph {
             size,
             claims_pending: !levels,
             low_water: 0,
+            published: 0,
             chunks_since_refresh: 0,
         };
         // Relaxed: stored by `begin` before the dispatch that started this worker.
@@ -124,9 +145,8 @@ impl WorkGraph {
         work: &F,
     ) -> bool {
         for height in self.schedule.level_starts.windows(2) {
-            let (start, width) = (height[0] as usize, (height[1] - height[0]) as usize);
-            let end = start + width * (rank + 1) / size;
-            let mut chunk = start + width * rank / size;
+            let (start, end) = (height[0] as usize, height[1] as usize);
+            let (mut chunk, end) = self.schedule.slice(start, end, rank, size);
             while chunk < end {
                 // Relaxed: `abort` only asks workers to stop; nothing is read on its account.
                 if self.abort.load(Ordering::Relaxed) {
@@ -204,15 +224,15 @@ impl WorkGraph {
                 pending.insert(start + k);
             }
         }
-        let mut rounds = 0u32;
-        while !pending.is_empty() {
+        while let Some(first) = pending.first() {
             // A pass goes through the chunk in order, so whatever is left waits, directly or
-            // through an earlier item of the chunk, for another worker: pause before looking
-            // again, longer while nothing moves.
-            if self.abort.load(Ordering::Relaxed) {
+            // through an earlier item of the chunk, for another worker. The first item left
+            // waits for other workers only (its predecessors in the chunk are earlier, so
+            // done): wait until it is ready, reading only its predecessors' flags, then look
+            // at the whole chunk again.
+            if !self.await_ready(first, epoch, marks.low_water) {
                 return false;
             }
-            pause(&mut rounds);
             // The others have moved on meanwhile: predecessors they completed need no look.
             marks.refresh();
             for w in 0..MASK_WORDS {
@@ -226,9 +246,33 @@ impl WorkGraph {
                     {
                         self.run_item(p, epoch, work);
                         pending.words[w] &= !(1 << b);
-                        rounds = 0;
                     }
                 }
+            }
+        }
+        true
+    }
+
+    /// Waits until every predecessor of position `p`, the first position of the worker's
+    /// chunk not run yet, is complete (those in the chunk are earlier, so already are):
+    /// checks one flag at a time, pausing longer and longer, so that a waiting worker reads
+    /// one cache line, which its writer writes a few times at most, instead of going over the
+    /// chunk. False if the run was aborted meanwhile.
+    fn await_ready(&self, p: usize, epoch: u32, low_water: usize) -> bool {
+        for &q in self.schedule.predecessors(p) {
+            let q = q as usize;
+            if q < low_water {
+                // Predecessors come latest first: the rest are below the mark too.
+                return true;
+            }
+            let mut rounds = 0u32;
+            // Relaxed: the pass that follows loads the flag again with Acquire before F(p).
+            while self.done[q].load(Ordering::Relaxed) != epoch {
+                // Relaxed: as in `run_slices`.
+                if self.abort.load(Ordering::Relaxed) {
+                    return false;
+                }
+                pause(&mut rounds);
             }
         }
         true
@@ -289,8 +333,10 @@ impl Pending {
         self.words[offset / 64] |= 1 << (offset % 64);
     }
 
-    fn is_empty(&self) -> bool {
-        self.words.iter().all(|&w| w == 0)
+    /// The smallest position not run yet, if any.
+    fn first(&self) -> Option<usize> {
+        let (w, &bits) = self.words.iter().enumerate().find(|(_, &bits)| bits != 0)?;
+        Some(self.start + 64 * w + bits.trailing_zeros() as usize)
     }
 
     /// True if position `p` (>= start) is in the chunk and has not run.
@@ -310,6 +356,8 @@ struct Marks<'a> {
     claims_pending: bool,
     /// Every position below this one is complete.
     low_water: usize,
+    /// The mark this worker last published.
+    published: usize,
     chunks_since_refresh: usize,
 }
 
@@ -318,8 +366,11 @@ impl Marks<'_> {
     /// its earlier ones: publishes the mark and now and then recomputes the low water.
     fn before_chunk(&mut self, position: usize) {
         let Some(own) = self.own else { return };
-        // Release: what this worker ran so far is complete (module comment).
-        own.store(position, Ordering::Release);
+        if position >= self.published + MARK_STRIDE {
+            // Release: what this worker ran so far is complete (module comment).
+            own.store(position, Ordering::Release);
+            self.published = position;
+        }
         if self.chunks_since_refresh >= self.size.div_ceil(LOW_WATER_READERS) {
             self.refresh();
         }
