@@ -471,7 +471,10 @@ fn wavefront(n: usize) -> Crs {
     let edges: Vec<_> = (0..n * n)
         .flat_map(|k| {
             let (i, j) = (k / n, k % n);
-            [(i + 1 < n).then(|| (k, k + n)), (j + 1 < n).then(|| (k, k + 1))]
+            [
+                (i + 1 < n).then(|| (k, k + n)),
+                (j + 1 < n).then(|| (k, k + 1)),
+            ]
         })
         .flatten()
         .collect();
@@ -510,7 +513,11 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
     assert_eq!(slices[3].1, end);
     for pair in slices.windows(2) {
         assert_eq!(pair[0].1, pair[1].0);
-        assert!(pair[0].0 < pair[0].1, "an empty slice of {} items", end - start);
+        assert!(
+            pair[0].0 < pair[0].1,
+            "an empty slice of {} items",
+            end - start
+        );
     }
     // The last height, fib(16) alone, is worker 0's.
     let last = order.len() - 1;

@@ -64,10 +64,12 @@
 //!   from below every position its worker has not completed, then and later (its current and
 //!   later chunks). Positions no worker has yet: none with slices; with the cursor, those at or
 //!   above it, which also only grows. So L = min(marks, cursor), from any values read, bounds
-//!   every incomplete position: each q < L is complete. The mark value above q that the reader
-//!   saw for q's worker was stored (Release) after F(q) returned, and the reader loads it with
-//!   Acquire, so F(q) happens before whatever the reader runs next. An aborting worker leaves
-//!   its mark as it is.
+//!   every incomplete position: each q < L is complete. The mark value above q that the
+//!   reader saw for q's worker was stored (Release) after F(q) returned, and the reader loads
+//!   it with Acquire, so F(q) happens before whatever the reader runs next. A worker's own
+//!   term is not its published mark but its current chunk's start, which it knows exactly:
+//!   its incomplete positions lie in that chunk and later ones, and those below it ran on its
+//!   own thread. An aborting worker leaves its mark as it is.
 //! - A panic in F sets `abort` (while unwinding); waiting workers stop waiting and no worker
 //!   claims another chunk, so the run ends and the panic is resumed on the caller.
 //!
@@ -118,7 +120,10 @@ impl WorkGraph {
             own: (size <= self.lows.len()).then(|| &*self.lows[rank]),
             size,
             claims_pending: !levels,
+            rank,
             low_water: 0,
+            others_low: 0,
+            position: 0,
             published: 0,
             chunks_since_refresh: 0,
         };
@@ -354,8 +359,13 @@ struct Marks<'a> {
     size: usize,
     /// True when positions are claimed from the cursor, so unclaimed ones lie above it.
     claims_pending: bool,
-    /// Every position below this one is complete.
+    rank: usize,
+    /// Every position below this one is complete: the smaller of `others_low` and `position`.
     low_water: usize,
+    /// The smallest of the other workers' marks (and of the cursor) when last read.
+    others_low: usize,
+    /// The start of the worker's current chunk: its own incomplete positions are all above.
+    position: usize,
     /// The mark this worker last published.
     published: usize,
     chunks_since_refresh: usize,
@@ -366,6 +376,7 @@ impl Marks<'_> {
     /// its earlier ones: publishes the mark and now and then recomputes the low water.
     fn before_chunk(&mut self, position: usize) {
         let Some(own) = self.own else { return };
+        self.position = position;
         if position >= self.published + MARK_STRIDE {
             // Release: what this worker ran so far is complete (module comment).
             own.store(position, Ordering::Release);
@@ -373,6 +384,8 @@ impl Marks<'_> {
         }
         if self.chunks_since_refresh >= self.size.div_ceil(LOW_WATER_READERS) {
             self.refresh();
+        } else {
+            self.low_water = self.others_low.min(position);
         }
         self.chunks_since_refresh += 1;
     }
@@ -388,12 +401,16 @@ impl Marks<'_> {
         } else {
             usize::MAX
         };
-        self.low_water = self.plan.lows[..self.size]
+        let rank = self.rank;
+        self.others_low = self.plan.lows[..self.size]
             .iter()
+            .enumerate()
+            .filter(|&(r, _)| r != rank)
             // Acquire: pairs with the Release store of a mark, made after that worker's
             // earlier items completed, so skipping their flags still orders F after them.
-            .map(|l| l.load(Ordering::Acquire))
+            .map(|(_, l)| l.load(Ordering::Acquire))
             .fold(unclaimed, usize::min);
+        self.low_water = self.others_low.min(self.position);
         self.chunks_since_refresh = 0;
     }
 
