@@ -76,8 +76,8 @@ fn run_two_workers_with(
     });
 }
 
-/// Heights are split by ranges of tree keys (0 and 1 hang under 2): both inputs go to worker
-/// 1, and item 2, a height of one item, to worker 0, which waits for both flags.
+/// Two inputs, one per worker: item 2, alone in its height, runs on worker 0 after its own
+/// input and the other worker's flag.
 #[test]
 fn a_join_runs_after_both_inputs() {
     run_two_workers(3, &[(0, 2), (1, 2)]);
@@ -144,9 +144,9 @@ fn the_low_water_mark_only_covers_completed_items() {
     run_two_workers(6, &[(0, 4), (1, 5), (2, 4)]);
 }
 
-/// Slices of each height by key (the forest: 0 and 1 under 2; 3 and 4 alone): worker 0 gets
-/// items 0 and 2, worker 1 items 1, 3 and 4. Item 2 waits for 1, on the other worker, and
-/// item 3 for 0, so worker 1 may run 4 first while 3 waits.
+/// Slices of each height: worker 0 gets items 0 and 2, worker 1 items 1, 3 and 4. Item 2
+/// waits for 1, on the other worker, and item 3 for 0, so worker 1 may run 4 first while 3
+/// waits.
 #[test]
 fn slices_run_ready_items_first_and_wait_for_the_others() {
     run_two_workers(5, &[(0, 2), (0, 3), (1, 2)]);

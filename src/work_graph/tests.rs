@@ -482,26 +482,6 @@ fn wavefront(n: usize) -> Crs {
 }
 
 #[test]
-fn trees_are_split_by_subtrees_and_random_graphs_evenly() {
-    // In fib's tree, key ranges keep almost every dependence on one worker.
-    assert!(plan(fib_graph(22)).schedule.split_by_key);
-    // Dependences from each item to random later ones cross workers either way.
-    let n = 20_000;
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let mut below = |m: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % m as u64) as usize
-    };
-    let edges: Vec<_> = (0..n - 1)
-        .flat_map(|i| (0..4).map(move |_| i))
-        .map(|i| (i, i + 1 + below(n - i - 1)))
-        .collect();
-    assert!(!plan(from_edges(n, &edges)).schedule.split_by_key);
-}
-
-#[test]
 fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
     let p = plan(fib_graph(16));
     let (order, starts) = (p.order(), &p.schedule.level_starts);
@@ -526,9 +506,8 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
     assert_eq!(p.schedule.slice(last, last + 1, 3, 4), (last, last));
 }
 
-/// Stress: a tree (split by key ranges) and a wavefront, each run many times on 2, 3 and 8
-/// workers with the order checker, so that workers wait for each other's items in many
-/// interleavings.
+/// Stress: a tree and a wavefront, each run many times on 2, 3 and 8 workers with the order
+/// checker, so that workers wait for each other's items in many interleavings.
 #[test]
 fn trees_and_wavefronts_keep_their_order_on_many_workers() {
     for graph in [fib_graph(17), wavefront(96)] {
