@@ -51,9 +51,10 @@
 //!   has a mark: 0 when the run starts; before a chunk, when the chunk starts at least
 //!   `MARK_STRIDE` positions above the mark, the chunk's start (all positions of its earlier
 //!   chunks are below it and complete by then); usize::MAX once it has completed all its
-//!   positions. Publishing only every `MARK_STRIDE` positions keeps the mark's cache line from
-//!   being taken away from its worker once per chunk by the others' reads, when chunks are
-//!   small (narrow heights). A mark only grows, and whatever value a mark held bounds
+//!   positions. Publishing only every `MARK_STRIDE` positions keeps the mark's cache line
+//!   from moving between its writer and its readers once per chunk (a cache miss per mark and
+//!   chunk for every reader, a sizeable part of an item's few nanoseconds on many workers). A
+//!   mark only grows, and whatever value a mark held bounds
 //!   from below every position its worker has not completed, then and later (its current and
 //!   later chunks). Positions no worker has yet: none with slices; with the cursor, those at or
 //!   above it, which also only grows. So L = min(marks, cursor), from any values read, bounds
@@ -84,8 +85,11 @@ const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 256 };
 const MIN_CHUNK: usize = if cfg!(loom) { 2 } else { 1 };
 const CHUNK_DIVISOR: usize = 4;
 /// A worker publishes its low-water mark when it has moved at least this many positions since
-/// it last did (module comment). (Under loom, 1: every chunk.)
-const MARK_STRIDE: usize = if cfg!(loom) { 1 } else { 256 };
+/// it last did (module comment): every 16 full chunks, so that a worker that reads the others'
+/// marks every few chunks finds most of their lines unchanged in its cache, while the marks
+/// still trail the workers by a small part of a height of a large graph. (Under loom, 1: every
+/// chunk.)
+const MARK_STRIDE: usize = if cfg!(loom) { 1 } else { 16 * MAX_CHUNK };
 /// A worker reads the others' low-water marks every `workers / LOW_WATER_READERS` chunks, so
 /// that the marks' cache lines are read about this many times per chunk time.
 const LOW_WATER_READERS: usize = 4;
