@@ -41,11 +41,10 @@
 //!   completed. Its worker has completed its chunks below m's, so it is at m's chunk; m's
 //!   predecessors (smaller than m) are complete, those in the chunk by the worker's own mask.
 //!   If the worker is in its first pass over the chunk it reaches m and runs it; otherwise m
-//!   was left over, is its first position left (those before it are complete), and its wait
-//!   (`await_ready`, on m's predecessors only) ends at once, so the next pass runs m. So the
-//!   smallest incomplete position always completes, hence every wait (always for a
-//!   particular incomplete position) ends, and a worker that has nothing more to run is done;
-//!   the dispatch returns when all workers are.
+//!   was left over and is its first position left, which the worker finds ready at its next
+//!   pause, so the next pass runs m. So the smallest incomplete position always completes,
+//!   hence every wait ends, and a worker that has nothing more to run is done; the dispatch
+//!   returns when all workers are.
 //! - Low water (skipping flags): a predecessor far behind the workers is certainly complete,
 //!   and its flag, at a random place for a random graph, would cost a cache miss. Each worker
 //!   has a mark: 0 when the run starts; before a chunk, when the chunk starts at least
@@ -95,6 +94,8 @@ const MARK_STRIDE: usize = if cfg!(loom) { 1 } else { 16 * MAX_CHUNK };
 const LOW_WATER_READERS: usize = 4;
 /// Words of the bit mask that tracks the positions of a chunk not yet run.
 const MASK_WORDS: usize = MAX_CHUNK.div_ceil(64);
+/// A waiting worker goes over its whole chunk at least every this many pauses (`run_chunk`).
+const PASS_EVERY: u32 = 4;
 /// Rounds an idle worker spins before it starts yielding its core.
 #[cfg(not(loom))]
 const SPIN_ROUNDS: u32 = 16;
@@ -226,14 +227,24 @@ impl WorkGraph {
                 pending.insert(start + k);
             }
         }
+        let (mut rounds, mut waits) = (0u32, 0u32);
         while let Some(first) = pending.first() {
             // A pass goes through the chunk in order, so whatever is left waits, directly or
-            // through an earlier item of the chunk, for another worker. The first item left
-            // waits for other workers only (its predecessors in the chunk are earlier, so
-            // done): wait until it is ready, reading only its predecessors' flags, then look
-            // at the whole chunk again.
-            if !self.await_ready(first, epoch, marks.low_water) {
+            // through an earlier item of the chunk, for another worker: pause before looking
+            // again, longer while nothing moves. Between passes the worker watches only the
+            // first item left, which waits for other workers alone (its predecessors in the
+            // chunk are earlier, so done): it goes over the chunk again when that item is
+            // ready, or after `PASS_EVERY` pauses, since later items may be ready first. So an
+            // idle worker mostly reads a few lines, each written once by another worker,
+            // rather than every flag its chunk waits for.
+            // Relaxed: as in `run_slices`.
+            if self.abort.load(Ordering::Relaxed) {
                 return false;
+            }
+            pause(&mut rounds);
+            waits += 1;
+            if waits % PASS_EVERY != 0 && !self.is_ready(first, &pending, epoch, marks.low_water) {
+                continue;
             }
             // The others have moved on meanwhile: predecessors they completed need no look.
             marks.refresh();
@@ -248,33 +259,9 @@ impl WorkGraph {
                     {
                         self.run_item(p, epoch, work);
                         pending.words[w] &= !(1 << b);
+                        rounds = 0;
                     }
                 }
-            }
-        }
-        true
-    }
-
-    /// Waits until every predecessor of position `p`, the first position of the worker's
-    /// chunk not run yet, is complete (those in the chunk are earlier, so already are):
-    /// checks one flag at a time, pausing longer and longer, so that a waiting worker reads
-    /// one cache line, which its writer writes a few times at most, instead of going over the
-    /// chunk. False if the run was aborted meanwhile.
-    fn await_ready(&self, p: usize, epoch: u32, low_water: usize) -> bool {
-        for &q in self.schedule.predecessors(p) {
-            let q = q as usize;
-            if q < low_water {
-                // Predecessors come latest first: the rest are below the mark too.
-                return true;
-            }
-            let mut rounds = 0u32;
-            // Relaxed: the pass that follows loads the flag again with Acquire before F(p).
-            while self.done[q].load(Ordering::Relaxed) != epoch {
-                // Relaxed: as in `run_slices`.
-                if self.abort.load(Ordering::Relaxed) {
-                    return false;
-                }
-                pause(&mut rounds);
             }
         }
         true
