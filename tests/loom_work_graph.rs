@@ -76,29 +76,51 @@ fn run_two_workers_with(
     });
 }
 
-/// Two inputs on different workers: item 2 waits for both flags, whichever worker claims it.
+/// Two inputs, one per worker: item 2, alone in its height, runs on worker 0 after its own
+/// input and the other worker's flag.
 #[test]
 fn a_join_runs_after_both_inputs() {
     run_two_workers(3, &[(0, 2), (1, 2)]);
 }
 
-/// A diamond: the middle items may run on either worker, each after the top; the bottom after
-/// both.
+/// A diamond: worker 0 runs the top, one middle item and the bottom; worker 1 the other middle
+/// item, after the top's flag; the bottom waits for its flag in turn.
 #[test]
 fn a_diamond_runs_in_order_on_two_workers() {
     run_two_workers(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]);
 }
 
-/// Three items after one root: every item is claimed and run by exactly one worker.
+/// Three items after one root (worker 0's): worker 1 gets two of them, which wait for it;
+/// every item runs exactly once.
 #[test]
 fn a_fan_out_runs_each_item_once() {
     run_two_workers(4, &[(0, 1), (0, 2), (0, 3)]);
 }
 
-/// A chain split across the workers' claims: each waits for the other's flag in turn.
+/// A chain: heights of one item run on worker 0 alone, and worker 1, with nothing to run,
+/// finishes at once.
 #[test]
-fn a_chain_alternates_between_workers() {
+fn a_chain_runs_on_one_worker() {
     run_two_workers(3, &[(0, 1), (1, 2)]);
+}
+
+/// Three heights of two items, each item after both items of the height before: at every
+/// height each worker waits for the other's item (one item per worker and height).
+#[test]
+fn workers_wait_for_each_other_at_every_height() {
+    run_two_workers(
+        6,
+        &[
+            (0, 2),
+            (0, 3),
+            (1, 2),
+            (1, 3),
+            (2, 4),
+            (2, 5),
+            (3, 4),
+            (3, 5),
+        ],
+    );
 }
 
 /// Claimed chunks of two positions (priorities make the workers claim from the cursor; the
@@ -122,12 +144,12 @@ fn the_low_water_mark_only_covers_completed_items() {
     run_two_workers(6, &[(0, 4), (1, 5), (2, 4)]);
 }
 
-/// Slices of each height: items 0 and 1 (height 2) go one to each worker; at height 1 worker 0
-/// gets item 2 (after 1, the other worker's) and worker 1 gets items 3 (after 0, the other
-/// worker's) and 4 (after nothing), so it may run 4 first while 3 waits.
+/// Slices of each height: worker 0 gets items 0 and 2, worker 1 items 1, 3 and 4. Item 2
+/// waits for 1, on the other worker, and item 3 for 0, so worker 1 may run 4 first while 3
+/// waits.
 #[test]
 fn slices_run_ready_items_first_and_wait_for_the_others() {
-    run_two_workers(5, &[(0, 3), (1, 2)]);
+    run_two_workers(5, &[(0, 2), (0, 3), (1, 2)]);
 }
 
 /// With priorities the workers claim chunks of two from the shared cursor: the diamond's

@@ -447,3 +447,76 @@ fn the_longest_chain_is_scheduled_first() {
     let last: Vec<u32> = (0..10).chain([19]).collect();
     assert_eq!(plan.order()[9..], last[..]);
 }
+
+/// The execute-after graph of naive fib(n) numbered breadth-first (000 Fig. 3.6): row i holds
+/// the parent of item i.
+fn fib_graph(n: u64) -> Crs {
+    let mut inputs = vec![(n, 0u32)];
+    let mut k = 0;
+    while k < inputs.len() {
+        if inputs[k].0 >= 2 {
+            let input = inputs[k].0;
+            inputs.push((input - 1, k as u32));
+            inputs.push((input - 2, k as u32));
+        }
+        k += 1;
+    }
+    let row_map: Vec<u32> = std::iter::once(0).chain(0..inputs.len() as u32).collect();
+    let entries: Vec<u32> = inputs[1..].iter().map(|&(_, p)| p).collect();
+    Crs::from_parts(row_map, entries).unwrap()
+}
+
+/// An n x n wavefront: (i, j), item i n + j, executes after (i - 1, j) and (i, j - 1).
+fn wavefront(n: usize) -> Crs {
+    let edges: Vec<_> = (0..n * n)
+        .flat_map(|k| {
+            let (i, j) = (k / n, k % n);
+            [
+                (i + 1 < n).then(|| (k, k + n)),
+                (j + 1 < n).then(|| (k, k + 1)),
+            ]
+        })
+        .flatten()
+        .collect();
+    from_edges(n * n, &edges)
+}
+
+#[test]
+fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
+    let p = plan(fib_graph(16));
+    let (order, starts) = (p.order(), &p.schedule.level_starts);
+    let widest = starts.windows(2).max_by_key(|h| h[1] - h[0]).unwrap();
+    let (start, end) = (widest[0] as usize, widest[1] as usize);
+    // Every worker's slice of the widest height holds items; together they cover it once.
+    let slices: Vec<_> = (0..4).map(|r| p.schedule.slice(start, end, r, 4)).collect();
+    assert_eq!(slices[0].0, start);
+    assert_eq!(slices[3].1, end);
+    for pair in slices.windows(2) {
+        assert_eq!(pair[0].1, pair[1].0);
+        assert!(
+            pair[0].0 < pair[0].1,
+            "an empty slice of {} items",
+            end - start
+        );
+    }
+    // The last height, fib(16) alone, is worker 0's.
+    let last = order.len() - 1;
+    assert_eq!(order[last], 0);
+    assert_eq!(p.schedule.slice(last, last + 1, 0, 4), (last, last + 1));
+    assert_eq!(p.schedule.slice(last, last + 1, 3, 4), (last, last));
+}
+
+/// Stress: a tree and a wavefront, each run many times on 2, 3 and 8 workers with the order
+/// checker, so that workers wait for each other's items in many interleavings.
+#[test]
+fn trees_and_wavefronts_keep_their_order_on_many_workers() {
+    for graph in [fib_graph(17), wavefront(96)] {
+        let p = plan(graph);
+        for workers in [2, 3, 8] {
+            let space = threads(workers);
+            for _ in 0..10 {
+                run_checked(&p, &space);
+            }
+        }
+    }
+}

@@ -9,13 +9,15 @@
 //! - one worker simply calls F in that order: a topological order needs no checks at all;
 //! - several workers split the schedule. With one priority level it is the height order, a
 //!   sequence of heights whose items never depend on each other, and worker w of P runs the
-//!   w-th P-th of every height, in chunks of up to 256 positions: level scheduling, with
-//!   point-to-point waits instead of a barrier between heights. Slices keep their place from
-//!   height to height, so in a tree or a wavefront numbered level by level the inputs of a
-//!   worker's slice were mostly produced by that worker, in its own cache, and no shared
-//!   counter is touched at all. With several priority levels the schedule has no heights, and
-//!   workers claim consecutive chunks from one shared cursor instead.
-//!
+//!   w-th P-th of every height (`Schedule::slice`), in chunks of up to 256 positions: level
+//!   scheduling, with point-to-point waits instead of a barrier between heights. A height too
+//!   narrow to give each worker `MIN_SLICE` items runs on worker 0 alone: a graph with little
+//!   parallelism (a long random chain of heights a few items wide) then runs on one core
+//!   instead of passing every item's inputs between cores (on 16 workers the deep random DAG
+//!   of the benchmark went from 143 to 60 ns per item, against 57 on one), and the other
+//!   workers wait without writing anything the running one reads. No shared counter is
+//!   touched at all. With several priority levels the schedule has no heights, and workers
+//!   claim consecutive chunks from one shared cursor instead.
 //!   Either way, a worker runs the item at position p once every predecessor's completion flag
 //!   holds the current run's number, and after F returns stores that number into p's flag. It
 //!   goes through a chunk in order, skipping items that are not ready yet and coming back to
@@ -32,25 +34,35 @@
 //!   same thread. Flags from earlier runs hold older numbers (`plan::begin`), so they never
 //!   read as done.
 //! - Exactly once: each position is in one worker's slice, or in the chunk the cursor's
-//!   fetch_add handed to one worker.
+//!   fetch_add handed to one worker: the slices of a height cover it without overlap
+//!   (`Schedule::slice`).
 //! - Progress (no deadlock): predecessors always have smaller positions, and a worker takes
 //!   its chunks in increasing order of position. Take the smallest position m not yet
 //!   completed. Its worker has completed its chunks below m's, so it is at m's chunk; m's
-//!   predecessors (smaller than m) are complete, those in the chunk by the worker's own mask,
-//!   so the worker runs m at its next pass over the chunk. Hence waits always end, and a worker
-//!   that has nothing more to run is done; the dispatch returns when all workers are.
+//!   predecessors (smaller than m) are complete, those in the chunk by the worker's own mask.
+//!   If the worker is in its first pass over the chunk it reaches m and runs it; otherwise m
+//!   was left over and is its first position left, which the worker finds ready at its next
+//!   pause, so the next pass runs m. So the smallest incomplete position always completes,
+//!   hence every wait ends, and a worker that has nothing more to run is done; the dispatch
+//!   returns when all workers are.
 //! - Low water (skipping flags): a predecessor far behind the workers is certainly complete,
 //!   and its flag, at a random place for a random graph, would cost a cache miss. Each worker
-//!   has a mark: 0 when the run starts; before each chunk, a position at most the chunk's start
-//!   and above every position of its earlier chunks (all complete by then); usize::MAX once it
-//!   has completed all its positions. A mark only grows, and whatever value a mark held bounds
+//!   has a mark: 0 when the run starts; before a chunk, when the chunk starts at least
+//!   `MARK_STRIDE` positions above the mark, the chunk's start (all positions of its earlier
+//!   chunks are below it and complete by then); usize::MAX once it has completed all its
+//!   positions. Publishing only every `MARK_STRIDE` positions keeps the mark's cache line
+//!   from moving between its writer and its readers once per chunk (a cache miss per mark and
+//!   chunk for every reader, a sizeable part of an item's few nanoseconds on many workers). A
+//!   mark only grows, and whatever value a mark held bounds
 //!   from below every position its worker has not completed, then and later (its current and
 //!   later chunks). Positions no worker has yet: none with slices; with the cursor, those at or
 //!   above it, which also only grows. So L = min(marks, cursor), from any values read, bounds
-//!   every incomplete position: each q < L is complete. The mark value above q that the reader
-//!   saw for q's worker was stored (Release) after F(q) returned, and the reader loads it with
-//!   Acquire, so F(q) happens before whatever the reader runs next. An aborting worker leaves
-//!   its mark as it is.
+//!   every incomplete position: each q < L is complete. The mark value above q that the
+//!   reader saw for q's worker was stored (Release) after F(q) returned, and the reader loads
+//!   it with Acquire, so F(q) happens before whatever the reader runs next. A worker's own
+//!   term is not its published mark but its current chunk's start, which it knows exactly:
+//!   its incomplete positions lie in that chunk and later ones, and those below it ran on its
+//!   own thread. An aborting worker leaves its mark as it is.
 //! - A panic in F sets `abort` (while unwinding); waiting workers stop waiting and no worker
 //!   claims another chunk, so the run ends and the panic is resumed on the caller.
 //!
@@ -71,11 +83,19 @@ use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 256 };
 const MIN_CHUNK: usize = if cfg!(loom) { 2 } else { 1 };
 const CHUNK_DIVISOR: usize = 4;
+/// A worker publishes its low-water mark when it has moved at least this many positions since
+/// it last did (module comment): every 16 full chunks, so that a worker that reads the others'
+/// marks every few chunks finds most of their lines unchanged in its cache, while the marks
+/// still trail the workers by a small part of a height of a large graph. (Under loom, 1: every
+/// chunk.)
+const MARK_STRIDE: usize = if cfg!(loom) { 1 } else { 16 * MAX_CHUNK };
 /// A worker reads the others' low-water marks every `workers / LOW_WATER_READERS` chunks, so
 /// that the marks' cache lines are read about this many times per chunk time.
 const LOW_WATER_READERS: usize = 4;
 /// Words of the bit mask that tracks the positions of a chunk not yet run.
 const MASK_WORDS: usize = MAX_CHUNK.div_ceil(64);
+/// A waiting worker goes over its whole chunk at least every this many pauses (`run_chunk`).
+const PASS_EVERY: u32 = 4;
 /// Rounds an idle worker spins before it starts yielding its core.
 #[cfg(not(loom))]
 const SPIN_ROUNDS: u32 = 16;
@@ -98,7 +118,11 @@ impl WorkGraph {
             own: (size <= self.lows.len()).then(|| &*self.lows[rank]),
             size,
             claims_pending: !levels,
+            rank,
             low_water: 0,
+            others_low: 0,
+            position: 0,
+            published: 0,
             chunks_since_refresh: 0,
         };
         // Relaxed: stored by `begin` before the dispatch that started this worker.
@@ -124,9 +148,8 @@ impl WorkGraph {
         work: &F,
     ) -> bool {
         for height in self.schedule.level_starts.windows(2) {
-            let (start, width) = (height[0] as usize, (height[1] - height[0]) as usize);
-            let end = start + width * (rank + 1) / size;
-            let mut chunk = start + width * rank / size;
+            let (start, end) = (height[0] as usize, height[1] as usize);
+            let (mut chunk, end) = self.schedule.slice(start, end, rank, size);
             while chunk < end {
                 // Relaxed: `abort` only asks workers to stop; nothing is read on its account.
                 if self.abort.load(Ordering::Relaxed) {
@@ -204,15 +227,25 @@ impl WorkGraph {
                 pending.insert(start + k);
             }
         }
-        let mut rounds = 0u32;
-        while !pending.is_empty() {
+        let (mut rounds, mut waits) = (0u32, 0u32);
+        while let Some(first) = pending.first() {
             // A pass goes through the chunk in order, so whatever is left waits, directly or
             // through an earlier item of the chunk, for another worker: pause before looking
-            // again, longer while nothing moves.
+            // again, longer while nothing moves. Between passes the worker watches only the
+            // first item left, which waits for other workers alone (its predecessors in the
+            // chunk are earlier, so done): it goes over the chunk again when that item is
+            // ready, or after `PASS_EVERY` pauses, since later items may be ready first. So an
+            // idle worker mostly reads a few lines, each written once by another worker,
+            // rather than every flag its chunk waits for.
+            // Relaxed: as in `run_slices`.
             if self.abort.load(Ordering::Relaxed) {
                 return false;
             }
             pause(&mut rounds);
+            waits += 1;
+            if waits % PASS_EVERY != 0 && !self.is_ready(first, &pending, epoch, marks.low_water) {
+                continue;
+            }
             // The others have moved on meanwhile: predecessors they completed need no look.
             marks.refresh();
             for w in 0..MASK_WORDS {
@@ -289,8 +322,10 @@ impl Pending {
         self.words[offset / 64] |= 1 << (offset % 64);
     }
 
-    fn is_empty(&self) -> bool {
-        self.words.iter().all(|&w| w == 0)
+    /// The smallest position not run yet, if any.
+    fn first(&self) -> Option<usize> {
+        let (w, &bits) = self.words.iter().enumerate().find(|(_, &bits)| bits != 0)?;
+        Some(self.start + 64 * w + bits.trailing_zeros() as usize)
     }
 
     /// True if position `p` (>= start) is in the chunk and has not run.
@@ -308,8 +343,15 @@ struct Marks<'a> {
     size: usize,
     /// True when positions are claimed from the cursor, so unclaimed ones lie above it.
     claims_pending: bool,
-    /// Every position below this one is complete.
+    rank: usize,
+    /// Every position below this one is complete: the smaller of `others_low` and `position`.
     low_water: usize,
+    /// The smallest of the other workers' marks (and of the cursor) when last read.
+    others_low: usize,
+    /// The start of the worker's current chunk: its own incomplete positions are all above.
+    position: usize,
+    /// The mark this worker last published.
+    published: usize,
     chunks_since_refresh: usize,
 }
 
@@ -318,10 +360,16 @@ impl Marks<'_> {
     /// its earlier ones: publishes the mark and now and then recomputes the low water.
     fn before_chunk(&mut self, position: usize) {
         let Some(own) = self.own else { return };
-        // Release: what this worker ran so far is complete (module comment).
-        own.store(position, Ordering::Release);
+        self.position = position;
+        if position >= self.published + MARK_STRIDE {
+            // Release: what this worker ran so far is complete (module comment).
+            own.store(position, Ordering::Release);
+            self.published = position;
+        }
         if self.chunks_since_refresh >= self.size.div_ceil(LOW_WATER_READERS) {
             self.refresh();
+        } else {
+            self.low_water = self.others_low.min(position);
         }
         self.chunks_since_refresh += 1;
     }
@@ -337,12 +385,16 @@ impl Marks<'_> {
         } else {
             usize::MAX
         };
-        self.low_water = self.plan.lows[..self.size]
+        let rank = self.rank;
+        self.others_low = self.plan.lows[..self.size]
             .iter()
+            .enumerate()
+            .filter(|&(r, _)| r != rank)
             // Acquire: pairs with the Release store of a mark, made after that worker's
             // earlier items completed, so skipping their flags still orders F after them.
-            .map(|l| l.load(Ordering::Acquire))
+            .map(|(_, l)| l.load(Ordering::Acquire))
             .fold(unclaimed, usize::min);
+        self.low_water = self.others_low.min(self.position);
         self.chunks_since_refresh = 0;
     }
 
