@@ -5,9 +5,9 @@ program test_fortran_module
   use, intrinsic :: iso_c_binding, only: c_ptr, c_associated, c_sizeof
   use, intrinsic :: iso_fortran_env, only: int64
   use taskdag
+  use fortran_checks, only: check, finish
   implicit none
 
-  integer :: failures = 0
   integer :: stat
   integer(int64) :: bytes
   character(len=:), allocatable :: text
@@ -100,22 +100,6 @@ program test_fortran_module
   call taskdag_finalize()
   call check(.not. taskdag_is_initialized(), 'finalize')
 
-  if (failures > 0) then
-    print '(i0,a)', failures, ' check(s) failed'
-    error stop 1
-  end if
-  print '(a)', 'fortran module: all checks passed'
-
-contains
-
-  subroutine check(condition, what)
-    logical, intent(in) :: condition
-    character(len=*), intent(in) :: what
-
-    if (.not. condition) then
-      failures = failures + 1
-      print '(a,a)', 'FAILED: ', what
-    end if
-  end subroutine check
+  call finish('fortran module')
 
 end program test_fortran_module

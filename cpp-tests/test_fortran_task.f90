@@ -60,6 +60,7 @@ program test_fortran_task
   use, intrinsic :: iso_c_binding
   use taskdag
   use fortran_task_checks
+  use fortran_checks, only: check, finish
   implicit none
 
   type(taskdag_pool) :: pool
@@ -68,9 +69,8 @@ program test_fortran_task
   type(add_state), target :: state
   type(td_scheduler_stats) :: stats
   type(c_funptr) :: task, destroy
-  integer :: stat, failures
+  integer :: stat
 
-  failures = 0
   task = c_funloc(add_task)
   destroy = c_funloc(release_child)
   call taskdag_initialize()
@@ -111,19 +111,6 @@ program test_fortran_task
   call sched%release()
   call pool%release()
   call taskdag_finalize()
-  if (failures > 0) error stop 'fortran task: checks failed'
-  print '(a)', 'fortran task: all checks passed'
-
-contains
-
-  subroutine check(condition, what)
-    logical, intent(in) :: condition
-    character(len=*), intent(in) :: what
-
-    if (.not. condition) then
-      print '(2a)', 'FAILED: ', what
-      failures = failures + 1
-    end if
-  end subroutine check
+  call finish('fortran task')
 
 end program test_fortran_task

@@ -6,9 +6,9 @@ program test_fortran_view
   use, intrinsic :: iso_c_binding, only: c_ptr, c_associated, c_loc, c_int64_t, c_null_ptr
   use, intrinsic :: iso_fortran_env, only: int32, int64, real64
   use taskdag
+  use fortran_checks, only: check, finish
   implicit none
 
-  integer :: failures = 0
   integer :: stat, i, j, k
   real(real64), allocatable, target :: a(:,:)
   integer(int64), allocatable, target :: cube(:,:,:)
@@ -137,24 +137,9 @@ program test_fortran_view
   deallocate (a, cube)
   call taskdag_finalize()
 
-  if (failures == 0) then
-    print '(a)', 'fortran views: all checks passed'
-  else
-    print '(i0,a)', failures, ' check(s) failed'
-    error stop 1
-  end if
+  call finish('fortran views')
 
 contains
-
-  subroutine check(condition, what)
-    logical, intent(in) :: condition
-    character(len=*), intent(in) :: what
-
-    if (.not. condition) then
-      failures = failures + 1
-      print '(2a)', 'FAILED: ', what
-    end if
-  end subroutine check
 
   !> Compares the double at `address` with `expected`.
   subroutine c_value(address, same, expected)
