@@ -4,7 +4,7 @@
 //! the result is the same on every run with the same thread count ("deterministic result",
 //! 004), also for floating point.
 
-use super::partials::Partials;
+use super::partials::{InlineRoom, Partials};
 use super::range::RangePolicy;
 use crate::error::{Error, Result};
 use crate::exec::Space;
@@ -31,7 +31,8 @@ pub fn parallel_reduce(
     check_value_size(reducer, result.len(), "parallel_reduce")?;
     let space = space.masked(policy.mask)?;
     let threads = space.concurrency();
-    let partials = Partials::new(threads, reducer.value_size)?;
+    let mut room = InlineRoom::new();
+    let partials = Partials::new(threads, reducer.value_size, &mut room)?;
     // Blocks, not threads, own the values: whoever runs block r folds into value r, so the
     // joins below see the same values in the same order whichever thread ran which block.
     space.run_blocks(&|w| {
