@@ -160,21 +160,40 @@ impl Slot {
         self.run_block(work, 0);
         let taken = claim_word(generation, TAKEN);
         let done = claim_word(generation, DONE);
-        // Blocks nobody has claimed yet. The plain load first: a block a member took costs one
-        // shared read, not a failed exclusive compare-exchange.
-        for (b, claim) in self.claims[..size].iter().enumerate().skip(1) {
-            if claim.load(Ordering::Relaxed) == open
-                && claim
+        // Blocks nobody has claimed yet, 64 at a time. First a snapshot with plain loads that do
+        // not depend on one another, so the misses on lines members took overlap; then the
+        // compare-exchanges, which are full fences: interleaved with the loads, each would wait
+        // for the miss before it (on 16 cores an empty dispatch cost about 0.07 µs more per
+        // block, a miss latency, when loads and compare-exchanges alternated).
+        for first in (1..size).step_by(64) {
+            let group = &self.claims[first..size.min(first + 64)];
+            let mut open_mask = 0u64;
+            for (i, claim) in group.iter().enumerate() {
+                open_mask |= u64::from(claim.load(Ordering::Relaxed) == open) << i;
+            }
+            while open_mask != 0 {
+                let i = open_mask.trailing_zeros() as usize;
+                open_mask &= open_mask - 1;
+                let claim = &group[i];
+                if claim
                     .compare_exchange(open, taken, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
-            {
-                self.run_block(work, b);
-                // Relaxed: only this thread waits for it.
-                claim.store(done, Ordering::Relaxed);
+                {
+                    self.run_block(work, first + i);
+                    // Relaxed: only this thread waits for it.
+                    claim.store(done, Ordering::Relaxed);
+                }
             }
         }
-        for claim in &self.claims[1..size] {
-            self.wait_done(claim, generation);
+        // Acquire: see the blocks' writes (pairs with the claimers' swaps to DONE). The common
+        // case, every block done, is one pass of independent loads.
+        let all_done = self.claims[1..size]
+            .iter()
+            .fold(true, |all, c| all & (c.load(Ordering::Acquire) == done));
+        if !all_done {
+            for claim in &self.claims[1..size] {
+                self.wait_done(claim, generation);
+            }
         }
         // Relaxed: a panicking block set it before its Release swap to DONE, which the waits
         // above acquired.
