@@ -20,6 +20,24 @@
 
 namespace taskdag_test {
 
+// Blocks of td_parallel_for and td_parallel_reduce are claimed, not assigned: the control thread
+// runs every block no worker has claimed yet, so with a tiny body one thread may run them all. A
+// test that needs each block on its own thread lets the control thread's block wait until the
+// other `others` blocks have arrived, which the workers must then claim. It gives up after 30 s,
+// so a lost wake-up fails the test's checks instead of hanging it.
+struct block_rendezvous {
+  std::atomic<int> arrived{0};
+  void arrive_or_wait(bool is_control_thread, int others) {
+    if (!is_control_thread) {
+      arrived.fetch_add(1);
+      return;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (arrived.load() < others && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+  }
+};
+
 // Owns one reference to a td_space; REQUIREs that getting it succeeded.
 class space_ref {
 public:

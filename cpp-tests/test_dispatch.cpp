@@ -356,15 +356,21 @@ TEST_CASE("parallel_for runs on the space's threads and inside a parallel region
     std::mutex mutex;
     std::set<std::int64_t> ranks;
     std::atomic<int> outside{0};
+    taskdag_test::block_rendezvous rendezvous;
+    int others;
   } seen;
+  seen.others = static_cast<int>(threads) - 1;
   const td_range_policy policy = range(0, 1000);
   REQUIRE(td_parallel_for(
               space, &policy,
               [](std::int64_t, std::int64_t, void* user) {
                 auto* s = static_cast<seen_state*>(user);
                 if (td_in_parallel() != 1) s->outside.fetch_add(1);
-                std::lock_guard<std::mutex> lock(s->mutex);
-                s->ranks.insert(td_thread_pool_rank());
+                {
+                  std::lock_guard<std::mutex> lock(s->mutex);
+                  s->ranks.insert(td_thread_pool_rank());
+                }
+                s->rendezvous.arrive_or_wait(td_thread_pool_rank() == 0, s->others);
               },
               &seen) == TD_OK);
   CHECK(seen.outside.load() == 0);
@@ -379,21 +385,27 @@ TEST_CASE("a range policy's mask uses the ceiling of the fraction of the threads
   const std::size_t threads = concurrency(space);
   for (double fraction : {1.0, 0.5, 0.01, 1.0 / static_cast<double>(threads)}) {
     CAPTURE(fraction);
+    const auto expected = std::max<std::size_t>(
+        1, static_cast<std::size_t>(std::ceil(static_cast<double>(threads) * fraction)));
     struct rank_set {
       std::mutex mutex;
       std::set<std::int64_t> ranks;
+      taskdag_test::block_rendezvous rendezvous;
+      int others;
     } seen;
+    seen.others = static_cast<int>(expected) - 1;
     const td_range_policy policy = range(0, 100000, 0, fraction);
     REQUIRE(td_parallel_for(
                 space, &policy,
                 [](std::int64_t, std::int64_t, void* user) {
                   auto* s = static_cast<rank_set*>(user);
-                  std::lock_guard<std::mutex> lock(s->mutex);
-                  s->ranks.insert(td_thread_pool_rank());
+                  {
+                    std::lock_guard<std::mutex> lock(s->mutex);
+                    s->ranks.insert(td_thread_pool_rank());
+                  }
+                  s->rendezvous.arrive_or_wait(td_thread_pool_rank() == 0, s->others);
                 },
                 &seen) == TD_OK);
-    const auto expected = std::max<std::size_t>(
-        1, static_cast<std::size_t>(std::ceil(static_cast<double>(threads) * fraction)));
     CHECK(seen.ranks.size() == expected);
   }
   // 0 means all threads, as TD_RANGE_POLICY_INIT's 1.0 does.

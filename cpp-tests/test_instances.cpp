@@ -141,9 +141,22 @@ TEST_CASE("each rank of a dispatch runs on its own pool thread, the caller on ra
   const std::size_t threads = concurrency(space);
   const bool pinned = pool_is_pinned();
   for (int repeat = 0; repeat < 50; ++repeat) {
-    placement_log log;
+    struct state {
+      placement_log log;
+      taskdag_test::block_rendezvous rendezvous;
+      int others;
+    } st;
+    st.others = static_cast<int>(threads) - 1;
     const td_range_policy policy = range(0, 10000);
-    REQUIRE(td_parallel_for(space, &policy, record_placement, &log) == TD_OK);
+    REQUIRE(td_parallel_for(
+                space, &policy,
+                [](std::int64_t, std::int64_t, void* user) {
+                  auto* s = static_cast<state*>(user);
+                  s->log.record();
+                  s->rendezvous.arrive_or_wait(td_thread_pool_rank() == 0, s->others);
+                },
+                &st) == TD_OK);
+    const placement_log& log = st.log;
     REQUIRE(log.seen.size() == threads);
     std::set<std::int64_t> ranks, cpus;
     std::set<std::thread::id> ids;
@@ -350,17 +363,23 @@ TEST_CASE("only an instance's control thread may dispatch to it") {
       const td_space* space;
       failure_log failures;
       std::atomic<int> others{0};
-    } state{std::this_thread::get_id(), space.get(), {}, {}};
+      taskdag_test::block_rendezvous rendezvous;
+      int expected_others;
+    } state{std::this_thread::get_id(), space.get(), {}, {}, {}, static_cast<int>(threads) - 1};
     const td_range_policy wide = range(0, 1000);
     REQUIRE(td_parallel_for(
                 space, &wide,
                 [](std::int64_t, std::int64_t, void* user) {
                   auto* s = static_cast<inner_state*>(user);
-                  if (std::this_thread::get_id() == s->main) return;
+                  if (std::this_thread::get_id() == s->main) {
+                    s->rendezvous.arrive_or_wait(true, s->expected_others);
+                    return;
+                  }
                   s->others.fetch_add(1);
                   const td_range_policy p = range(0, 10);
                   s->failures.expect(td_parallel_for(s->space, &p, noop_range, nullptr),
                                      TD_ERROR_WRONG_THREAD, "dispatch from a worker");
+                  s->rendezvous.arrive_or_wait(false, 0);
                 },
                 &state) == TD_OK);
     state.failures.report();
@@ -492,9 +511,22 @@ TEST_CASE("a mask restricts an instance to the ceiling of the fraction of its th
     CHECK(kind == TD_EXEC_THREADS);
     // Dispatches use the first `expected` threads of the instance, with the default policy
     // (whose mask of 1 keeps the masked space as it is) and with a policy mask on top.
-    placement_log log;
+    struct state {
+      placement_log log;
+      taskdag_test::block_rendezvous rendezvous;
+      int others;
+    } st;
+    st.others = static_cast<int>(expected) - 1;
     const td_range_policy policy = range(0, 10000);
-    REQUIRE(td_parallel_for(m, &policy, record_placement, &log) == TD_OK);
+    REQUIRE(td_parallel_for(
+                m, &policy,
+                [](std::int64_t, std::int64_t, void* user) {
+                  auto* s = static_cast<state*>(user);
+                  s->log.record();
+                  s->rendezvous.arrive_or_wait(td_thread_pool_rank() == 0, s->others);
+                },
+                &st) == TD_OK);
+    const placement_log& log = st.log;
     std::set<std::int64_t> ranks;
     for (const placement& p : log.seen) ranks.insert(p.pool_rank);
     CHECK(ranks.size() == expected);

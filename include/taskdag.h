@@ -1395,10 +1395,11 @@ enum td_status td_parallel_for(const struct td_space *space,
                                void *user);
 
 /**
- * Reduces over [policy->begin, policy->end) with a built-in operator: each thread's `value`
- * starts at the operator's identity, `body` folds its indices into it, and the threads' values
- * are joined in rank order into `*result` (a `type` value). For a given thread count the result
- * is the same on every run, also for floating point (004).
+ * Reduces over [policy->begin, policy->end) with a built-in operator: the range is split into
+ * one block per thread, each block's `value` starts at the operator's identity, `body` folds
+ * the block's indices into it, and the blocks' values are joined in block order into `*result`
+ * (a `type` value). For a given thread count the result is the same on every run, also for
+ * floating point (004), whichever thread ran which block.
  *
  * Thread safety and statuses as td_parallel_for, plus TD_ERROR_INVALID_ARGUMENT for an
  * unknown `op` or `type`. `*result` is written only on success.

@@ -104,6 +104,31 @@ unsafe fn range_policy(policy: *const td_range_policy) -> CResult<RangePolicy> {
     })
 }
 
+/// Where a reduction's result is assembled before it is copied to the caller's `*result`
+/// (written only on success): on the stack for the built-in types and small custom values, so
+/// that an empty reduction allocates nothing.
+enum ResultRoom {
+    Stack([u8; 64], usize),
+    Heap(Vec<u8>),
+}
+
+impl ResultRoom {
+    fn new(size: usize) -> ResultRoom {
+        if size <= 64 {
+            ResultRoom::Stack([0; 64], size)
+        } else {
+            ResultRoom::Heap(vec![0; size])
+        }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        match self {
+            ResultRoom::Stack(bytes, size) => &mut bytes[..*size],
+            ResultRoom::Heap(bytes) => bytes,
+        }
+    }
+}
+
 fn required<F>(f: Option<F>, name: &str) -> CResult<F> {
     f.ok_or_else(|| null_argument(name))
 }
@@ -157,7 +182,8 @@ unsafe fn reduce_with(
         join: &|d, s| combine.join(d, s),
     };
     let user = UserPtr(user);
-    let mut out = vec![0u8; size];
+    let mut room = ResultRoom::new(size);
+    let out = room.bytes();
     parallel::parallel_reduce(
         space,
         &policy,
@@ -166,16 +192,17 @@ unsafe fn reduce_with(
             let u = user;
             body(b, e, v.as_mut_ptr().cast(), u.0)
         },
-        &mut out,
+        out,
     )?;
     std::ptr::copy_nonoverlapping(out.as_ptr(), result.cast::<u8>(), size);
     Ok(())
 }
 
-/// Reduces over [policy->begin, policy->end) with a built-in operator: each thread's `value`
-/// starts at the operator's identity, `body` folds its indices into it, and the threads' values
-/// are joined in rank order into `*result` (a `type` value). For a given thread count the result
-/// is the same on every run, also for floating point (004).
+/// Reduces over [policy->begin, policy->end) with a built-in operator: the range is split into
+/// one block per thread, each block's `value` starts at the operator's identity, `body` folds
+/// the block's indices into it, and the blocks' values are joined in block order into `*result`
+/// (a `type` value). For a given thread count the result is the same on every run, also for
+/// floating point (004), whichever thread ran which block.
 ///
 /// Thread safety and statuses as td_parallel_for, plus TD_ERROR_INVALID_ARGUMENT for an
 /// unknown `op` or `type`. `*result` is written only on success.
@@ -230,7 +257,8 @@ unsafe fn scan_with(
         join: &|d, s| combine.join(d, s),
     };
     let user = UserPtr(user);
-    let mut out = vec![0u8; size];
+    let mut room = ResultRoom::new(size);
+    let out = room.bytes();
     parallel::parallel_scan(
         space,
         &policy,
@@ -239,7 +267,7 @@ unsafe fn scan_with(
             let u = user;
             body(b, e, v.as_mut_ptr().cast(), c_int::from(last), u.0)
         },
-        &mut out,
+        out,
     )?;
     if !total.is_null() {
         std::ptr::copy_nonoverlapping(out.as_ptr(), total.cast::<u8>(), size);

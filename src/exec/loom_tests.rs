@@ -1,13 +1,16 @@
-//! Model checks of the dispatch handshake: a control thread posts jobs to a worker's mailbox and
-//! waits for them, with the worker parking between jobs. loom explores the interleavings (up to
-//! a preemption bound) and reports a lost wake-up as a deadlock and a missing happens-before
-//! edge between the worker's writes and the control thread's reads as a data race.
+//! Model checks of the dispatch handshakes: a control thread posts jobs to a worker's mailbox and
+//! waits for them, or publishes block dispatches in a job slot that idle workers claim from, with
+//! the workers parking between jobs. loom explores the interleavings (up to a preemption bound)
+//! and reports a lost wake-up as a deadlock and a missing happens-before edge between a worker's
+//! writes and the control thread's reads as a data race.
 //!
 //! Run with:
 //!     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --lib exec::loom
 
+use super::idle::{self, Route};
 use super::job::Job;
 use super::mailbox::{Delivery, Mailbox};
+use super::slot::Slot;
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
@@ -39,13 +42,22 @@ fn check(model: impl Fn() + Sync + Send + 'static) {
 
 /// The worker: runs every job it is posted until it is told to stop.
 fn spawn_worker(mailbox: Arc<Mailbox>) -> thread::JoinHandle<()> {
+    spawn_routed_worker(mailbox, None)
+}
+
+/// A worker that also serves a job slot as instance rank `route.1` while idle.
+fn spawn_routed_worker(
+    mailbox: Arc<Mailbox>,
+    route: Option<(std::sync::Arc<Slot>, usize)>,
+) -> thread::JoinHandle<()> {
     let registered = Arc::new(loom::sync::atomic::AtomicBool::new(false));
     let r = registered.clone();
     let handle = thread::spawn(move || {
         mailbox.register_owner();
         r.store(true, loom::sync::atomic::Ordering::Release);
+        let mut route = route.map(|(slot, rank)| Route::new(slot, rank));
         loop {
-            match mailbox.wait() {
+            match idle::wait(&mailbox, &mut route) {
                 Delivery::Shutdown => return,
                 // SAFETY: the control thread keeps each job alive until it is released.
                 Delivery::Job(job, rank) => unsafe { job.execute(rank) },
@@ -110,5 +122,96 @@ fn two_workers_finish_one_job_and_the_last_one_wakes_the_control_thread() {
         for w in workers {
             w.join().unwrap();
         }
+    });
+}
+
+/// Two block dispatches on a slot served by one worker that parks in between: each block runs
+/// exactly once and only while its dispatch runs (a double run, or a run by a worker of an older
+/// generation after the dispatch returned, shows as a race on the cell or a wrong count), and
+/// the control thread sees the worker's writes (else a race on the cell). A lost wake-up of the
+/// control thread parked in `wait_done` shows as a deadlock.
+#[test]
+fn block_dispatches_to_a_parking_worker_run_each_block_once() {
+    check(|| {
+        let mailbox = Arc::new(Mailbox::new());
+        let slot = std::sync::Arc::new(Slot::new(2));
+        let worker = spawn_routed_worker(mailbox.clone(), Some((slot.clone(), 1)));
+        for round in 0..2u32 {
+            let cells = [Shared::new(), Shared::new()];
+            let work = |block: usize| cells[block].set(cells[block].get() + round + 1);
+            // SAFETY: this thread is the only one dispatching on the slot.
+            unsafe { slot.dispatch(2, false, &work, || mailbox.wake_if_sleeping()) };
+            for c in &cells {
+                assert_eq!(c.get(), round + 1);
+            }
+        }
+        mailbox.post_shutdown();
+        worker.join().unwrap();
+    });
+}
+
+/// A worker whose own block the control thread already ran, and a worker of rank 2 outside a
+/// dispatch of 2 blocks (a mask), next to a worker that takes its block: nobody runs a block
+/// twice or one that is not part of the dispatch, and the control thread waits for the block a
+/// worker claimed.
+#[test]
+fn a_masked_block_dispatch_runs_its_blocks_once_and_leaves_the_other_worker_out() {
+    check(|| {
+        let boxes = [Arc::new(Mailbox::new()), Arc::new(Mailbox::new())];
+        let slot = std::sync::Arc::new(Slot::new(3));
+        let workers: Vec<_> = boxes
+            .iter()
+            .enumerate()
+            .map(|(i, m)| spawn_routed_worker(m.clone(), Some((slot.clone(), i + 1))))
+            .collect();
+        let cells = [Shared::new(), Shared::new(), Shared::new()];
+        let work = |block: usize| cells[block].set(cells[block].get() + 1);
+        // SAFETY: this thread is the only one dispatching on the slot.
+        unsafe {
+            slot.dispatch(2, true, &work, || boxes[0].wake_if_sleeping());
+        }
+        assert_eq!(cells[0].get(), 1);
+        assert_eq!(cells[1].get(), 1);
+        assert_eq!(cells[2].get(), 0);
+        for m in &boxes {
+            m.post_shutdown();
+        }
+        for w in workers {
+            w.join().unwrap();
+        }
+    });
+}
+
+/// A member that parks with nothing to do is woken by the next block dispatch through its
+/// mailbox mark (slot.rs, "Sleeping members"), whether it announces itself before or after the
+/// dispatch is published. The control thread runs the block itself when the member is late, so
+/// a lost wake-up would not hang the dispatch; here the member waits for the generation, so a
+/// lost wake-up leaves it parked for ever, which loom reports as a deadlock.
+#[test]
+fn a_block_dispatch_wakes_a_member_that_announced_it_sleeps() {
+    check(|| {
+        let mailbox = Arc::new(Mailbox::new());
+        let slot = std::sync::Arc::new(Slot::new(2));
+        let registered = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let member = {
+            let (mailbox, slot, registered) = (mailbox.clone(), slot.clone(), registered.clone());
+            thread::spawn(move || {
+                mailbox.register_owner();
+                registered.store(true, loom::sync::atomic::Ordering::Release);
+                let mut route = Route::new(slot, 1);
+                while route.seen() == 0 {
+                    if !route.help() {
+                        idle::park_until_news(&mailbox, Some(&route));
+                    }
+                }
+            })
+        };
+        while !registered.load(loom::sync::atomic::Ordering::Acquire) {
+            thread::yield_now();
+        }
+        let work = |_: usize| {};
+        // SAFETY: this thread is the only one dispatching on the slot.
+        unsafe { slot.dispatch(2, false, &work, || mailbox.wake_if_sleeping()) };
+        member.join().unwrap();
     });
 }

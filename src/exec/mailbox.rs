@@ -14,17 +14,14 @@
 //!
 //! Only the owner clears the word, and only the instance's control thread posts, after the
 //! previous job has completed, so a post never overwrites an untaken job.
+//!
+//! The owner's idle loop (idle.rs) also polls its instance's job slot (slot.rs); SLEEPING is
+//! then also the mark that a slot dispatch reads to decide whom to wake.
 
 use super::job::JobRef;
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::thread::{self, Thread};
-use crate::sync::{Backoff, Mutex};
-use std::time::Duration;
-
-/// How long an idle worker polls its mailbox before it parks. Back-to-back dispatches (the
-/// common case in a time-step loop) then find workers awake; an idle pool stops burning cores
-/// after this long.
-const SPIN_BEFORE_PARK: Duration = Duration::from_micros(100);
+use crate::sync::Mutex;
 
 const EMPTY: usize = 0;
 const SLEEPING: usize = 1;
@@ -83,27 +80,42 @@ impl Mailbox {
         }
     }
 
-    /// Blocks the owner until something is posted: polls, then parks.
-    pub(crate) fn wait(&self) -> Delivery {
-        let mut backoff = Backoff::new(SPIN_BEFORE_PARK);
-        loop {
-            // Acquire: see the job and rank the poster wrote before its swap.
-            let word = self.state.load(Ordering::Acquire);
-            if word > SLEEPING {
-                return self.take(word);
-            }
-            if backoff.keep_polling() {
-                continue;
-            }
-            if self
-                .state
-                .compare_exchange(EMPTY, SLEEPING, Ordering::Acquire, Ordering::Acquire)
-                .is_err()
-            {
-                continue; // a job arrived
-            }
-            while self.state.load(Ordering::Acquire) == SLEEPING {
-                thread::park();
+    /// What the owner finds posted, if anything (taking it).
+    pub(crate) fn poll(&self) -> Option<Delivery> {
+        // Acquire: see the job and rank the poster wrote before its swap.
+        let word = self.state.load(Ordering::Acquire);
+        (word > SLEEPING).then(|| self.take(word))
+    }
+
+    /// The owner's first step towards parking: EMPTY to SLEEPING. False when something was
+    /// posted meanwhile.
+    pub(crate) fn prepare_sleep(&self) -> bool {
+        // AcqRel: Release makes SLEEPING visible to a control thread whose slot swap reads the
+        // owner's later announcement (slot.rs); Acquire as in `poll`.
+        self.state
+            .compare_exchange(EMPTY, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// True while the owner is still marked SLEEPING (nothing was posted).
+    pub(crate) fn is_sleeping(&self) -> bool {
+        self.state.load(Ordering::Acquire) == SLEEPING
+    }
+
+    /// The owner is awake again: SLEEPING back to EMPTY unless a delivery replaced it.
+    pub(crate) fn cancel_sleep(&self) {
+        let _ = self
+            .state
+            .compare_exchange(SLEEPING, EMPTY, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// Unparks the owner if it is marked SLEEPING (a slot dispatch for its instance was
+    /// published; slot.rs says why the mark is seen).
+    pub(crate) fn wake_if_sleeping(&self) {
+        if self.is_sleeping() {
+            let owner = self.thread.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(t) = owner.as_ref() {
+                t.unpark();
             }
         }
     }

@@ -2,14 +2,18 @@
 //! the worker threads with their sleep/wake handshake, and thread teams.
 //!
 //! Files: `space` (the handle users hold), `instance_request` (partitioning), `thread_pool`
-//! (pinned threads), `mailbox` and `job` (the dispatch protocol), `current` (per-thread
-//! queries), `team` and `barrier` (team members' collectives).
+//! (pinned threads), `mailbox` and `job` (the whole-instance dispatch protocol), `slot` (the
+//! caller-first block dispatch of parallel_for and parallel_reduce), `idle` (a worker's idle
+//! loop and which slot it serves), `current` (per-thread queries), `team` and `barrier` (team
+//! members' collectives).
 
 mod barrier;
 mod current;
+mod idle;
 mod instance_request;
 mod job;
 mod mailbox;
+mod slot;
 mod space;
 mod team;
 mod thread_pool;

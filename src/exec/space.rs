@@ -2,9 +2,12 @@
 //! with exactly one control thread, which alone may dispatch to it.
 
 use super::current;
+use super::idle;
 use super::instance_request::{partition, InstanceRequest};
+use super::slot::Slot;
 use super::thread_pool::{PoolOptions, ThreadPool};
 use crate::error::{Error, ErrorKind, Result};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::ThreadId;
@@ -50,6 +53,9 @@ struct ThreadsInstance {
     /// Set when the partition that made this sub-instance has ended: its threads are back in
     /// the parent, so a handle kept past the control function must not dispatch to them.
     retired: Arc<AtomicBool>,
+    /// The job slot of block dispatches, served by the members while they are idle; shared by
+    /// masked views of one instance.
+    slot: Arc<Slot>,
 }
 
 impl Space {
@@ -68,10 +74,21 @@ impl Space {
     pub fn threads(opts: &PoolOptions) -> Result<Space> {
         let pool = Arc::new(ThreadPool::new(opts)?);
         let members: Arc<[usize]> = (0..pool.size()).collect();
-        Ok(Space::instance(pool, members, std::thread::current().id()))
+        let slot = Arc::clone(&pool.shared().root_slot);
+        Ok(Space::instance(
+            pool,
+            members,
+            std::thread::current().id(),
+            slot,
+        ))
     }
 
-    fn instance(pool: Arc<ThreadPool>, members: Arc<[usize]>, control: ThreadId) -> Space {
+    fn instance(
+        pool: Arc<ThreadPool>,
+        members: Arc<[usize]>,
+        control: ThreadId,
+        slot: Arc<Slot>,
+    ) -> Space {
         let active = members.len();
         Space {
             inner: Arc::new(Inner {
@@ -83,6 +100,7 @@ impl Space {
                     control,
                     busy: Arc::new(AtomicBool::new(false)),
                     retired: Arc::new(AtomicBool::new(false)),
+                    slot,
                 }),
             }),
         }
@@ -180,6 +198,7 @@ impl Space {
                     control: t.control,
                     busy: Arc::clone(&t.busy),
                     retired: Arc::clone(&t.retired),
+                    slot: Arc::clone(&t.slot),
                 }),
             }),
         })
@@ -197,6 +216,29 @@ impl Space {
         let size = t.active;
         let per_rank = |rank: usize| current::in_parallel(|| work(Worker { rank, size }));
         t.pool.dispatch(&t.members[..size], &per_rank);
+        Ok(())
+    }
+
+    /// Runs `work` once for each block rank `0..concurrency()` and returns when all have
+    /// returned. Unlike `run_on_all`, a block is not tied to a thread: the control thread runs
+    /// block 0 and then every block no other thread has claimed yet, and member r runs block r
+    /// only if it claims it first (caller-first dispatch, slot.rs). So `Worker::rank` is the
+    /// block, blocks may run one after another on one thread, and a block must never wait for
+    /// another block (no barriers: use `run_on_all` for those). Errors as `run_on_all`.
+    pub fn run_blocks(&self, work: &(dyn Fn(Worker) + Sync)) -> Result<()> {
+        let Some(t) = &self.inner.threads else {
+            current::in_parallel(|| work(Worker { rank: 0, size: 1 }));
+            return Ok(());
+        };
+        let _busy = t.enter("dispatch")?;
+        let size = t.active;
+        let per_block = |rank: usize| current::in_parallel(|| work(Worker { rank, size }));
+        // SAFETY: `enter` checked that this is the control thread and that no other dispatch or
+        // partition runs on the instance (masked views share the busy flag and the slot).
+        unsafe {
+            t.pool
+                .dispatch_blocks(&t.slot, &t.members, size, &per_block)
+        };
         Ok(())
     }
 
@@ -233,15 +275,38 @@ impl Space {
                 .map(|i| (parts[i][0], Some(i))),
         );
         let ranks: Vec<usize> = slots.iter().map(|s| s.0).collect();
+        let part_slots: Vec<Arc<Slot>> =
+            parts.iter().map(|p| Arc::new(Slot::new(p.len()))).collect();
+        // Idle members serve their instance's slot (idle.rs): move each member of a part to the
+        // part's slot before the control functions run, and everyone back afterwards, also when
+        // a control function panicked.
+        let to_parts = |i: usize| {
+            let rank = members[i];
+            for (part, slot) in parts.iter().zip(&part_slots) {
+                if let Some(index) = part.iter().position(|&r| r == rank) {
+                    idle::set_route(slot, index);
+                }
+            }
+        };
+        pool.dispatch(members, &to_parts);
         let run = |slot: usize| {
             if let Some(i) = slots[slot].1 {
                 let members: Arc<[usize]> = parts[i].clone().into();
-                let sub = Space::instance(Arc::clone(pool), members, std::thread::current().id());
+                let sub = Space::instance(
+                    Arc::clone(pool),
+                    members,
+                    std::thread::current().id(),
+                    Arc::clone(&part_slots[i]),
+                );
                 let _retire = RetireOnExit(&sub);
                 control(i, &sub);
             }
         };
-        pool.dispatch(&ranks, &run);
+        let outcome = catch_unwind(AssertUnwindSafe(|| pool.dispatch(&ranks, &run)));
+        pool.dispatch(members, &|i| idle::set_route(&t.slot, i));
+        if let Err(p) = outcome {
+            resume_unwind(p);
+        }
         Ok(())
     }
 }

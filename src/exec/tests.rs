@@ -376,3 +376,169 @@ fn many_dispatches_on_many_threads_lose_no_worker() {
     }
     assert_eq!(count.load(Ordering::Relaxed), 8 * 3000);
 }
+
+/// Runs a block dispatch whose block 0 returns only once every other block has run, so no
+/// block can be left to the caller: each must be claimed by its own member, which must therefore
+/// be awake and serve the right slot. Returns the pool rank that ran each block. A lost wake-up
+/// or a wrong route fails the deadline instead of hanging.
+fn blocks_run_by_members(space: &Space) -> Vec<usize> {
+    let size = space.concurrency();
+    let ran: Vec<AtomicUsize> = (0..size).map(|_| AtomicUsize::new(usize::MAX)).collect();
+    let done = AtomicUsize::new(0);
+    space
+        .run_blocks(&|w| {
+            assert_eq!(w.size, size);
+            assert!(is_in_parallel());
+            ran[w.rank].store(pool_rank().unwrap(), Ordering::Relaxed);
+            if w.rank == 0 {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while done.load(Ordering::Acquire) != size - 1 {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "a member never claimed its block"
+                    );
+                    std::thread::yield_now();
+                }
+            } else {
+                done.fetch_add(1, Ordering::Release);
+            }
+        })
+        .unwrap();
+    ran.iter().map(|r| r.load(Ordering::Relaxed)).collect()
+}
+
+#[test]
+fn idle_members_claim_their_own_blocks_also_after_parking_and_partitions() {
+    let space = pool(4);
+    assert_eq!(blocks_run_by_members(&space), vec![0, 1, 2, 3]);
+    // Longer than the spin budget: the members park and must be woken by the dispatch.
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    assert_eq!(blocks_run_by_members(&space), vec![0, 1, 2, 3]);
+    let req = |threads| InstanceRequest {
+        threads,
+        numa_count: 0,
+        cores_per_numa: 0,
+    };
+    let parts = Mutex::new(Vec::new());
+    space
+        .run_instances(&[req(2), req(2)], &|i, sub| {
+            // The members of each part serve the part's slot, with the part's ranks.
+            let first = blocks_run_by_members(sub);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            assert_eq!(blocks_run_by_members(sub), first);
+            parts.lock().unwrap().push((i, first));
+        })
+        .unwrap();
+    let mut parts = parts.into_inner().unwrap();
+    parts.sort_unstable();
+    assert_eq!(parts, vec![(0, vec![0, 1]), (1, vec![2, 3])]);
+    // Back in the root instance after the partition.
+    assert_eq!(blocks_run_by_members(&space), vec![0, 1, 2, 3]);
+    assert_eq!(
+        blocks_run_by_members(&space.masked(0.5).unwrap()),
+        vec![0, 1]
+    );
+}
+
+/// Many block dispatches with random masks, uneven blocks, idle periods past the spin budget and
+/// partitions in between, on more threads than this machine may have cores (so members are
+/// preempted mid-claim): every block runs exactly once per dispatch, on a thread of the
+/// instance, and never on a thread outside the mask.
+#[test]
+fn block_dispatch_stress_with_masks_parking_and_partitions() {
+    let threads = 6;
+    let space = pool(threads);
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for round in 0..3000 {
+        let r = next();
+        let fraction = [1.0, 1.0, 0.5, 0.34, 0.9][(r % 5) as usize];
+        let masked = space.masked(fraction).unwrap();
+        let size = masked.concurrency();
+        let allowed = masked.pool_ranks();
+        let delay = match r % 89 {
+            0 => std::time::Duration::from_micros(200),
+            1..=4 => std::time::Duration::from_micros(30),
+            _ => std::time::Duration::ZERO,
+        };
+        if r % 197 == 0 {
+            std::thread::sleep(std::time::Duration::from_micros(300));
+        }
+        let runs: Vec<AtomicUsize> = (0..size).map(|_| AtomicUsize::new(0)).collect();
+        let outside = AtomicUsize::new(0);
+        masked
+            .run_blocks(&|w| {
+                if w.rank == (r as usize / 5) % size && !delay.is_zero() {
+                    std::thread::sleep(delay);
+                }
+                if !allowed.contains(&pool_rank().unwrap()) {
+                    outside.fetch_add(1, Ordering::Relaxed);
+                }
+                runs[w.rank].fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        assert!(
+            runs.iter().all(|n| n.load(Ordering::Relaxed) == 1),
+            "round {round}"
+        );
+        assert_eq!(outside.load(Ordering::Relaxed), 0, "round {round}");
+        if round % 150 == 0 {
+            let req = |threads| InstanceRequest {
+                threads,
+                numa_count: 0,
+                cores_per_numa: 0,
+            };
+            let total = AtomicUsize::new(0);
+            space
+                .run_instances(&[req(2), req(4)], &|_, sub| {
+                    let members = sub.pool_ranks();
+                    for _ in 0..30 {
+                        sub.run_blocks(&|_| {
+                            assert!(members.contains(&pool_rank().unwrap()));
+                            total.fetch_add(1, Ordering::Relaxed);
+                        })
+                        .unwrap();
+                    }
+                })
+                .unwrap();
+            assert_eq!(total.load(Ordering::Relaxed), 30 * threads);
+        }
+    }
+}
+
+#[test]
+fn block_dispatch_errors_and_panics_match_whole_instance_dispatch() {
+    let space = pool(3);
+    let s = space.clone();
+    let e = std::thread::spawn(move || s.run_blocks(&|_| {}).unwrap_err())
+        .join()
+        .unwrap();
+    assert_eq!(e.kind(), ErrorKind::WrongThread);
+    let inner = Mutex::new(None);
+    space
+        .run_blocks(&|w| {
+            if w.rank == 0 {
+                *inner.lock().unwrap() = Some(space.run_blocks(&|_| {}).unwrap_err().kind());
+            }
+        })
+        .unwrap();
+    assert_eq!(inner.into_inner().unwrap(), Some(ErrorKind::Busy));
+    for failing in 0..3 {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            space
+                .run_blocks(&|w| {
+                    if w.rank == failing {
+                        panic!("block {failing} fails");
+                    }
+                })
+                .unwrap()
+        }));
+        assert!(r.is_err());
+        assert_eq!(blocks_run_by_members(&space), vec![0, 1, 2]);
+    }
+}

@@ -2,11 +2,16 @@
 //! their mailboxes between dispatches (003 "an instance is an organized thread pool").
 //!
 //! Pool rank 0 is the thread that created the pool (the root instance's control thread); ranks
-//! 1.. are spawned here. A dispatch posts a job to each member's mailbox and runs rank 0 itself.
+//! 1.. are spawned here. Two kinds of dispatch: a whole-instance job, posted to each member's
+//! mailbox and run by every member (the task DAG, the work graph, teams, partitions), and a
+//! block dispatch through the instance's job slot, whose blocks are claimed by whoever comes
+//! first, the caller included (slot.rs).
 
 use super::current;
+use super::idle::{self, Route};
 use super::job::Job;
 use super::mailbox::{Delivery, Mailbox};
+use super::slot::{BlockFn, Slot};
 use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +45,8 @@ pub(crate) struct Shared {
     pub(crate) mailboxes: Box<[CachePadded<Mailbox>]>,
     pub(crate) cpus: Box<[Option<usize>]>,
     pub(crate) numa: Box<[usize]>,
+    /// The job slot of the root instance, which every worker serves from the start.
+    pub(crate) root_slot: Arc<Slot>,
 }
 
 static NEXT_POOL_ID: AtomicU64 = AtomicU64::new(1);
@@ -65,6 +72,7 @@ impl ThreadPool {
             numa: (0..n)
                 .map(|r| opts.numa.get(r).copied().unwrap_or(0))
                 .collect(),
+            root_slot: Arc::new(Slot::new(n)),
         });
         current::enter_pool(shared.id, 0, shared.cpus[0]);
         let mut workers = Vec::with_capacity(n - 1);
@@ -118,6 +126,34 @@ impl ThreadPool {
         job.run_rank(0);
         job.wait();
     }
+
+    /// Runs `work(b)` for every block `b` in `0..size` through `slot`, the job slot of the
+    /// instance whose members (pool ranks, control thread first) are `members`: block 0 on the
+    /// calling thread, block b on member b if it claims it first, else on the caller. Blocks
+    /// until all return; rethrows a panic.
+    ///
+    /// # Safety
+    /// The caller must be the instance's control thread with no other dispatch on `slot`
+    /// running, and `size` at most `members.len()`.
+    pub(crate) unsafe fn dispatch_blocks(
+        &self,
+        slot: &Slot,
+        members: &[usize],
+        size: usize,
+        work: BlockFn<'_>,
+    ) {
+        if size == 1 {
+            work(0);
+            return;
+        }
+        let mailboxes = &self.shared.mailboxes;
+        let wake = || {
+            for &rank in &members[1..size] {
+                mailboxes[rank].wake_if_sleeping();
+            }
+        };
+        slot.dispatch(size, size < members.len(), work, wake);
+    }
 }
 
 impl Drop for ThreadPool {
@@ -145,12 +181,20 @@ fn worker_main(shared: &Shared, rank: usize) {
         core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
     }
     current::enter_pool(shared.id, rank, shared.cpus[rank]);
+    // The root instance's members are the pool's ranks in order.
+    idle::set_route(&shared.root_slot, rank);
+    let mut route: Option<Route> = None;
+    idle::refresh_route(&mut route);
     loop {
-        match mailbox.wait() {
+        match idle::wait(mailbox, &mut route) {
             Delivery::Shutdown => return,
-            // SAFETY: the control thread keeps the job alive until every posted worker has run
-            // `execute` (job.rs), and each delivery is executed exactly once.
-            Delivery::Job(job, index) => unsafe { job.execute(index) },
+            Delivery::Job(job, index) => {
+                // SAFETY: the control thread keeps the job alive until every posted worker has
+                // run `execute` (job.rs), and each delivery is executed exactly once.
+                unsafe { job.execute(index) };
+                // The job may have moved this worker to another instance's slot.
+                idle::refresh_route(&mut route);
+            }
         }
     }
 }

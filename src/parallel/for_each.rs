@@ -15,18 +15,20 @@ pub fn parallel_for(
     policy.validate("parallel_for")?;
     let space = space.masked(policy.mask)?;
     if policy.chunk == 0 {
-        return space.run_on_all(&|w| {
+        return space.run_blocks(&|w| {
             let r = policy.block(w.rank, w.size);
             if !r.is_empty() {
                 body(r.start, r.end);
             }
         });
     }
-    // Dynamic chunks: each thread claims the next chunk. Relaxed is enough: the counter only
-    // hands out distinct chunk numbers; the dispatch's completion orders everything else.
+    // Dynamic chunks: each block claims chunks until none is left, so a block that a late
+    // thread claims finds the chunks already done by the others and returns at once. Relaxed is
+    // enough: the counter only hands out distinct chunk numbers; the dispatch's completion
+    // orders everything else.
     let next = AtomicU64::new(0);
     let chunks = policy.chunks();
-    space.run_on_all(&|_| loop {
+    space.run_blocks(&|_| loop {
         let c = next.fetch_add(1, Ordering::Relaxed);
         if c >= chunks {
             break;

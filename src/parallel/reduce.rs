@@ -1,9 +1,10 @@
-//! `parallel_reduce` (004): each thread reduces its static share of the range into its own
-//! value, then the values are joined in rank order. The split depends only on the range, the
-//! chunk size and the thread count, so the result is the same on every run with the same thread
-//! count ("deterministic result", 004), also for floating point.
+//! `parallel_reduce` (004): the range is split into one static share per thread (a block), each
+//! block is reduced into its own value by whichever thread claims it, then the values are joined
+//! in block order. The split depends only on the range, the chunk size and the thread count, so
+//! the result is the same on every run with the same thread count ("deterministic result",
+//! 004), also for floating point.
 
-use super::partials::Partials;
+use super::partials::{InlineRoom, Partials};
 use super::range::RangePolicy;
 use crate::error::{Error, Result};
 use crate::exec::Space;
@@ -30,9 +31,12 @@ pub fn parallel_reduce(
     check_value_size(reducer, result.len(), "parallel_reduce")?;
     let space = space.masked(policy.mask)?;
     let threads = space.concurrency();
-    let partials = Partials::new(threads, reducer.value_size)?;
-    space.run_on_all(&|w| {
-        // SAFETY: each rank takes only its own slot.
+    let mut room = InlineRoom::new();
+    let partials = Partials::new(threads, reducer.value_size, &mut room)?;
+    // Blocks, not threads, own the values: whoever runs block r folds into value r, so the
+    // joins below see the same values in the same order whichever thread ran which block.
+    space.run_blocks(&|w| {
+        // SAFETY: each block takes only its own slot.
         let value = unsafe { partials.slot(w.rank) };
         (reducer.init)(value);
         policy.for_static_share(w.rank, w.size, |r| body(r.start, r.end, value));

@@ -4,7 +4,7 @@
 //! writes its output in pass 2: before adding index i's value for an exclusive scan, after for
 //! an inclusive one.
 
-use super::partials::Partials;
+use super::partials::{InlineRoom, Partials};
 use super::range::RangePolicy;
 use super::reduce::{check_value_size, Reducer};
 use crate::error::Result;
@@ -31,7 +31,8 @@ pub fn parallel_scan(
     };
     let threads = space.concurrency();
     // One value per thread for pass 1, then each becomes that thread's starting prefix.
-    let partials = Partials::new(threads, reducer.value_size)?;
+    let mut room = InlineRoom::new();
+    let partials = Partials::new(threads, reducer.value_size, &mut room)?;
     let barrier = TeamBarrier::new(threads);
     space.run_on_all(&|w| {
         // SAFETY: before the barrier each rank touches only its own slot; after it, rank 0
