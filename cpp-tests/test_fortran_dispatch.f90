@@ -214,9 +214,9 @@ program test_fortran_dispatch
   use, intrinsic :: iso_fortran_env, only: int32, int64, real32, real64
   use taskdag
   use dispatch_test_bodies
+  use fortran_checks, only: check, finish
   implicit none
 
-  integer :: failures = 0
   integer :: stat, threads, rep, team_size
   integer(int64), parameter :: n = 100000
   type(taskdag_space) :: space, serial, half, copy
@@ -320,23 +320,6 @@ program test_fortran_dispatch
   call copy%release()
   call taskdag_finalize()
 
-  if (failures == 0) then
-    print '(a)', 'fortran dispatch: all checks passed'
-  else
-    print '(i0, a)', failures, ' check(s) failed'
-    error stop 1
-  end if
-
-contains
-
-  subroutine check(condition, what)
-    logical, intent(in) :: condition
-    character(len=*), intent(in) :: what
-
-    if (.not. condition) then
-      failures = failures + 1
-      print '(2a)', 'FAILED: ', what
-    end if
-  end subroutine check
+  call finish('fortran dispatch')
 
 end program test_fortran_dispatch
