@@ -47,6 +47,22 @@ void record_placement(std::int64_t, std::int64_t, void* user) {
   static_cast<placement_log*>(user)->record();
 }
 
+// One placement per block, with every block of a dispatch over `blocks` threads held until all
+// have started: the control thread's block waits for the others, so that each block runs on its
+// own thread instead of the control thread taking blocks nobody claimed yet.
+struct met_placements {
+  placement_log log;
+  taskdag_test::block_rendezvous rendezvous;
+  int others;
+  explicit met_placements(std::size_t blocks) : others(static_cast<int>(blocks) - 1) {}
+};
+
+void record_and_meet(std::int64_t, std::int64_t, void* user) {
+  auto* s = static_cast<met_placements*>(user);
+  s->log.record();
+  s->rendezvous.arrive_or_wait(td_thread_pool_rank() == 0, s->others);
+}
+
 bool pool_is_pinned() {
   char* text = nullptr;
   REQUIRE(td_configuration_string(&text) == TD_OK);
@@ -141,21 +157,9 @@ TEST_CASE("each rank of a dispatch runs on its own pool thread, the caller on ra
   const std::size_t threads = concurrency(space);
   const bool pinned = pool_is_pinned();
   for (int repeat = 0; repeat < 50; ++repeat) {
-    struct state {
-      placement_log log;
-      taskdag_test::block_rendezvous rendezvous;
-      int others;
-    } st;
-    st.others = static_cast<int>(threads) - 1;
+    met_placements st(threads);
     const td_range_policy policy = range(0, 10000);
-    REQUIRE(td_parallel_for(
-                space, &policy,
-                [](std::int64_t, std::int64_t, void* user) {
-                  auto* s = static_cast<state*>(user);
-                  s->log.record();
-                  s->rendezvous.arrive_or_wait(td_thread_pool_rank() == 0, s->others);
-                },
-                &st) == TD_OK);
+    REQUIRE(td_parallel_for(space, &policy, record_and_meet, &st) == TD_OK);
     const placement_log& log = st.log;
     REQUIRE(log.seen.size() == threads);
     std::set<std::int64_t> ranks, cpus;
@@ -511,21 +515,9 @@ TEST_CASE("a mask restricts an instance to the ceiling of the fraction of its th
     CHECK(kind == TD_EXEC_THREADS);
     // Dispatches use the first `expected` threads of the instance, with the default policy
     // (whose mask of 1 keeps the masked space as it is) and with a policy mask on top.
-    struct state {
-      placement_log log;
-      taskdag_test::block_rendezvous rendezvous;
-      int others;
-    } st;
-    st.others = static_cast<int>(expected) - 1;
+    met_placements st(expected);
     const td_range_policy policy = range(0, 10000);
-    REQUIRE(td_parallel_for(
-                m, &policy,
-                [](std::int64_t, std::int64_t, void* user) {
-                  auto* s = static_cast<state*>(user);
-                  s->log.record();
-                  s->rendezvous.arrive_or_wait(td_thread_pool_rank() == 0, s->others);
-                },
-                &st) == TD_OK);
+    REQUIRE(td_parallel_for(m, &policy, record_and_meet, &st) == TD_OK);
     const placement_log& log = st.log;
     std::set<std::int64_t> ranks;
     for (const placement& p : log.seen) ranks.insert(p.pool_rank);
