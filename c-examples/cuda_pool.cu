@@ -2,8 +2,10 @@
  * cuda_pool.cu: a user kernel allocating from a taskdag memory pool in device memory.
  *
  * Every thread builds a small array in a block from the pool (its length depends on the thread),
- * sums it, and frees it; the host checks the sums and reads the pool's statistics. Without a
- * usable GPU it prints why and exits 0 (the creation of a TD_SPACE_CUDA pool then fails with
+ * sums it, and frees it; the host checks the sums and reads the pool's statistics. The kernel
+ * counts failures in a block of a TD_SPACE_CUDA_HOST_PINNED pool: page-locked host memory that
+ * the kernel writes at the same address the host reads, with no copy. Without a usable GPU it
+ * prints why and exits 0 (the creation of a TD_SPACE_CUDA pool then fails with
  * TD_ERROR_UNAVAILABLE, which is shown too).
  */
 #include <cuda_runtime.h>
@@ -55,13 +57,21 @@ int main(void) {
     check(s, "td_pool_create");
     td_dev_pool dev;
     check(td_pool_device_handle(pool, &dev), "td_pool_device_handle");
+    td_pool_args pinned_args = TD_POOL_ARGS_INIT;
+    pinned_args.memory_space = TD_SPACE_CUDA_HOST_PINNED;
+    pinned_args.min_total_alloc_size = 1 << 20;
+    td_pool *pinned = NULL;
+    check(td_pool_create(&pinned_args, &pinned), "td_pool_create(TD_SPACE_CUDA_HOST_PINNED)");
 
     const int threads = 100000;
     long long *sums;
-    int *failures;
-    if (cudaMalloc(&sums, threads * sizeof *sums) != cudaSuccess ||
-        cudaMalloc(&failures, sizeof *failures) != cudaSuccess ||
-        cudaMemset(failures, 0, sizeof *failures) != cudaSuccess) {
+    int *failures = (int *)td_pool_allocate(pinned, sizeof *failures, 1);
+    if (!failures) {
+        fprintf(stderr, "td_pool_allocate(pinned): %s\n", td_last_error_message());
+        return 1;
+    }
+    *failures = 0;
+    if (cudaMalloc(&sums, threads * sizeof *sums) != cudaSuccess) {
         fprintf(stderr, "cudaMalloc failed\n");
         return 1;
     }
@@ -71,9 +81,8 @@ int main(void) {
         return 1;
     }
     long long *host = (long long *)malloc(threads * sizeof *host);
-    int failed = 0;
     cudaMemcpy(host, sums, threads * sizeof *host, cudaMemcpyDeviceToHost);
-    cudaMemcpy(&failed, failures, sizeof failed, cudaMemcpyDeviceToHost);
+    const int failed = *failures; /* written by the kernel, read here: no copy */
     int wrong = 0;
     for (int t = 0; t < threads; ++t) {
         const long long n = 1 + t % 100;
@@ -87,7 +96,8 @@ int main(void) {
            (unsigned long long)stats.capacity_bytes);
     free(host);
     cudaFree(sums);
-    cudaFree(failures);
+    check(td_pool_deallocate(pinned, failures, sizeof *failures), "td_pool_deallocate(pinned)");
+    td_pool_release(pinned);
     td_pool_release(pool);
     td_finalize();
     if (wrong || failed || stats.consumed_blocks) return 1;
