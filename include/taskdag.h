@@ -1862,9 +1862,9 @@ const char *td_status_string(int status);
  * in the spawning task's destroy callback), or NULL with td_last_error() set:
  * TD_ERROR_POOL_EXHAUSTED (nothing else changes), TD_ERROR_NULL_ARGUMENT, TD_ERROR_STRUCT_SIZE,
  * TD_ERROR_INVALID_HANDLE, TD_ERROR_INVALID_ARGUMENT (unknown priority, a dependence or
- * scheduler that is not the task's, too large a state, a context used after its call),
- * TD_ERROR_UNAVAILABLE (a team task on the Serial space), TD_ERROR_WRONG_THREAD (a context of
- * another thread; a second team member spawning).
+ * scheduler that is not the task's, too large a state, a context used on a thread that runs no
+ * task), TD_ERROR_UNAVAILABLE (a team task on the Serial space), TD_ERROR_WRONG_THREAD (not the
+ * context of the task this thread runs; a second team member spawning).
  *
  * Thread safety: the thread running the task.
  */
@@ -1883,8 +1883,9 @@ struct td_future *td_task_spawn(struct td_task_ctx *ctx,
  * Thread safety: the thread running the task.
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`ctx`); TD_ERROR_INVALID_HANDLE (a released
  * dependence); TD_ERROR_INVALID_ARGUMENT (a second respawn in this run, the task's own future,
- * a dependence of another scheduler, unknown priority, a context used after its call);
- * TD_ERROR_WRONG_THREAD (a context of another thread; a second team member).
+ * a dependence of another scheduler, unknown priority, a context used on a thread that runs
+ * no task); TD_ERROR_WRONG_THREAD (not the context of the task this thread runs; a second team
+ * member).
  */
 enum td_status td_task_respawn(struct td_task_ctx *ctx,
                                const struct td_future *dependence,

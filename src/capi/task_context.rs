@@ -2,8 +2,9 @@
 //! spawn from the task, respawn, write its result, reach its team and its scheduler.
 //!
 //! A context is borrowed: it is valid only during the call of the task function that received
-//! it, on that thread. A context used after its call, or from another thread, is reported
-//! (TD_ERROR_INVALID_ARGUMENT, TD_ERROR_WRONG_THREAD) as long as its stack memory was not reused.
+//! it, on that thread. Any other pointer is refused before it is read: TD_ERROR_INVALID_ARGUMENT
+//! on a thread that runs no task (a context kept past its call), TD_ERROR_WRONG_THREAD on one
+//! that runs another task (a context of another thread, or of an earlier call).
 
 use super::boundary::{call, call_or, null_argument};
 use super::error::CResult;
@@ -39,9 +40,9 @@ unsafe fn context<'a>(ctx: *mut td_task_ctx, what: &str) -> CResult<&'a TaskCont
 /// in the spawning task's destroy callback), or NULL with td_last_error() set:
 /// TD_ERROR_POOL_EXHAUSTED (nothing else changes), TD_ERROR_NULL_ARGUMENT, TD_ERROR_STRUCT_SIZE,
 /// TD_ERROR_INVALID_HANDLE, TD_ERROR_INVALID_ARGUMENT (unknown priority, a dependence or
-/// scheduler that is not the task's, too large a state, a context used after its call),
-/// TD_ERROR_UNAVAILABLE (a team task on the Serial space), TD_ERROR_WRONG_THREAD (a context of
-/// another thread; a second team member spawning).
+/// scheduler that is not the task's, too large a state, a context used on a thread that runs no
+/// task), TD_ERROR_UNAVAILABLE (a team task on the Serial space), TD_ERROR_WRONG_THREAD (not the
+/// context of the task this thread runs; a second team member spawning).
 ///
 /// Thread safety: the thread running the task.
 #[no_mangle]
@@ -85,8 +86,9 @@ pub unsafe extern "C" fn td_task_spawn(
 /// Thread safety: the thread running the task.
 /// Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`ctx`); TD_ERROR_INVALID_HANDLE (a released
 /// dependence); TD_ERROR_INVALID_ARGUMENT (a second respawn in this run, the task's own future,
-/// a dependence of another scheduler, unknown priority, a context used after its call);
-/// TD_ERROR_WRONG_THREAD (a context of another thread; a second team member).
+/// a dependence of another scheduler, unknown priority, a context used on a thread that runs
+/// no task); TD_ERROR_WRONG_THREAD (not the context of the task this thread runs; a second team
+/// member).
 #[no_mangle]
 pub unsafe extern "C" fn td_task_respawn(
     ctx: *mut td_task_ctx,

@@ -3,8 +3,11 @@
 //! that runs it.
 //!
 //! A context lives on the worker's stack for one call of the task function and is valid only
-//! there, on that thread. Its `magic` word is cleared when the call returns, so a context kept past
-//! its call is usually recognised.
+//! there, on that thread. The worker records the address of the context it runs now, and every
+//! call that takes a context compares with it before reading anything through the pointer, so a
+//! context kept past its call (a dead stack frame) or taken to another thread is refused without
+//! being touched. One misuse stays invisible: a kept context whose stack address a later task's
+//! context on the same thread happens to occupy is that later context, and acts on its task.
 
 use super::future::{check_scheduler, Future};
 use super::header::TaskHeader;
@@ -12,21 +15,15 @@ use super::place::Place;
 use super::scheduler::Shared;
 use super::spawn::{Policy, RawClosure, RawPolicy};
 use super::team_task::{ExecutionRecord, Respawn};
-use super::worker::Worker;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::TeamMember;
 use crate::priority::Priority;
 use std::any::Any;
-use std::cell::Cell;
 use std::ptr::NonNull;
-
-const CONTEXT_MAGIC: u32 = 0x7464_4378; // "tdCx"
 
 /// What a running task sees: its team member, its result, and spawn/respawn/when_all.
 pub struct TaskContext<'a> {
-    magic: Cell<u32>,
     place: &'a Place<'a>,
-    worker: &'a Worker,
     task: NonNull<TaskHeader>,
     member: TeamMember<'a>,
     record: &'a ExecutionRecord,
@@ -36,8 +33,9 @@ pub struct TaskContext<'a> {
 #[cold]
 fn stale_context(what: &str) -> Error {
     Error::invalid_argument(format!(
-        "{what}: `ctx` is not the context of a running task: a td_task_ctx is valid only during \
-         the call of the task function that received it"
+        "{what}: `ctx` is not the context of a running task (this thread runs none): a \
+         td_task_ctx is valid only during the call of the task function that received it, on \
+         that thread"
     ))
 }
 
@@ -46,8 +44,9 @@ fn foreign_context(what: &str) -> Error {
     Error::new(
         ErrorKind::WrongThread,
         format!(
-            "{what}: `ctx` belongs to a task running on another thread; use it only on the \
-             thread that called the task function"
+            "{what}: `ctx` is not the context of the task this thread runs: it belongs to a \
+             task on another thread or to a call that returned; use the context your task \
+             function received, on the thread that called it"
         ),
     )
 }
@@ -55,15 +54,12 @@ fn foreign_context(what: &str) -> Error {
 impl<'a> TaskContext<'a> {
     pub(crate) fn new(
         place: &'a Place<'a>,
-        worker: &'a Worker,
         task: NonNull<TaskHeader>,
         member: TeamMember<'a>,
         record: &'a ExecutionRecord,
     ) -> TaskContext<'a> {
         TaskContext {
-            magic: Cell::new(CONTEXT_MAGIC),
             place,
-            worker,
             task,
             team_size: member.size(),
             member,
@@ -71,25 +67,30 @@ impl<'a> TaskContext<'a> {
         }
     }
 
-    /// Ends the context's validity (the task function returned).
-    pub(crate) fn end(&self) {
-        self.magic.set(0);
-    }
-
-    /// Checks that `ctx` is the context of a task running on the calling thread.
+    /// Checks that `ctx` is the context of the task function the calling thread runs now, and
+    /// only then reads through it.
     ///
     /// # Safety
-    /// `ctx` is non-null and points to readable memory (anything else cannot be checked).
+    /// None beyond `ctx` being non-null: a pointer that is not the running context is refused
+    /// before it is dereferenced.
     #[inline(always)]
     pub(crate) unsafe fn check(ctx: *const TaskContext<'a>, what: &str) -> Result<&'a Self> {
-        let c = &*ctx;
-        if c.magic.get() != CONTEXT_MAGIC {
-            return Err(stale_context(what));
+        let (_, worker) = super::worker::current();
+        // SAFETY: a non-null current worker is the one this thread serves during a wait; its
+        // private state is this thread's (a short read).
+        let running = if worker.is_null() {
+            std::ptr::null()
+        } else {
+            (*worker).owned().context
+        };
+        if running != ctx.cast::<()>() {
+            return Err(if running.is_null() {
+                stale_context(what)
+            } else {
+                foreign_context(what)
+            });
         }
-        if !c.worker.is_current() {
-            return Err(foreign_context(what));
-        }
-        Ok(c)
+        Ok(&*ctx)
     }
 
     pub(crate) fn shared(&self) -> &'a Shared {

@@ -240,15 +240,20 @@ impl Worker {
         member: TeamMember<'_>,
         record: &ExecutionRecord,
     ) {
-        let ctx = TaskContext::new(place, self, task, member, record);
+        let ctx = TaskContext::new(place, task, member, record);
+        let address = &ctx as *const TaskContext<'_>;
+        // SAFETY: the worker's thread; short borrows, none held across the call. Tasks run
+        // inside a spawn nest, so the outer context comes back when this call returns.
+        let outer = unsafe { std::mem::replace(&mut self.owned().context, address.cast()) };
         // SAFETY: tasks always have a function (spawn requires one).
         let function = unsafe { task.as_ref() }.function();
         if let Some(function) = function {
             let state = TaskHeader::state_ptr(task).cast::<c_void>();
             // SAFETY: the function was given for this state; the context outlives the call.
-            unsafe { function(&ctx as *const TaskContext<'_> as *mut c_void, state) };
+            unsafe { function(address as *mut c_void, state) };
         }
-        ctx.end();
+        // SAFETY: as above.
+        unsafe { self.owned().context = outer };
     }
 
     /// After a run: respawn the task (000 §2.2.1) or complete it (000 §2.3.1).

@@ -40,6 +40,9 @@ pub(crate) struct Owned {
     /// The execution record of the single task this worker runs now (null otherwise), for
     /// `ExecutionRecord::take_over_release`.
     pub(crate) record: *const ExecutionRecord,
+    /// The context of the task function this worker's thread runs now, the innermost one when
+    /// tasks run inside a spawn (null between tasks): what `TaskContext::check` compares with.
+    pub(crate) context: *const (),
 }
 
 #[repr(align(128))]
@@ -79,6 +82,7 @@ impl Worker {
                 bytes_delta: 0,
                 team_seq: 0,
                 record: std::ptr::null(),
+                context: std::ptr::null(),
             }),
         }
     }
