@@ -1,8 +1,13 @@
 /* Dispatch benchmark, oneTBB implementation: tbb::parallel_for / tbb::parallel_reduce over a
  * blocked_range with the static_partitioner (one block per thread, like OpenMP's
  * schedule(static) and taskdag's default policy), at most `threads` threads through
- * tbb::global_control. Threads are pinned one per CPU (the calling thread to the first, each
- * worker by a task_scheduler_observer when it joins the arena), as taskdag's and OpenMP's are. */
+ * tbb::global_control. Threads are pinned one per CPU by a task_scheduler_observer when they join
+ * the arena (the calling thread, arena index 0, to the first), as taskdag's and OpenMP's are.
+ *
+ * Nothing is pinned before oneTBB has sized its arena: oneTBB takes its default concurrency from
+ * the affinity mask of the thread that first uses it, so pinning the calling thread first (as an
+ * earlier version did) left an arena of one thread at every thread count, and the "parallel"
+ * figures were those of the calling thread alone. Setup checks the arena's concurrency. */
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -13,6 +18,8 @@
 #include <oneapi/tbb/version.h>
 #include <sched.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -23,7 +30,8 @@
 namespace {
 
 std::vector<int> g_cpus;  // CPUs this process may use, in order
-bool g_pinned = false;
+std::atomic<bool> g_pin_failed{false};
+int g_threads = 1;
 
 bool pin_to(int index) {
     if (g_cpus.empty()) return false;
@@ -37,7 +45,9 @@ class pinning_observer : public tbb::task_scheduler_observer {
 public:
     pinning_observer() { observe(true); }
     void on_scheduler_entry(bool worker) override {
-        if (worker) pin_to(tbb::this_task_arena::current_thread_index());
+        const int index = tbb::this_task_arena::current_thread_index();
+        if (!pin_to(index)) g_pin_failed = true;
+        if (!worker && index != 0) g_pin_failed = true;
     }
 };
 
@@ -49,17 +59,26 @@ using range_t = tbb::blocked_range<int64_t>;
 }  // namespace
 
 static int impl_setup(int threads, char *err, size_t n) {
+    g_threads = threads;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         for (int c = 0; c < CPU_SETSIZE; ++c)
             if (CPU_ISSET(c, &set)) g_cpus.push_back(c);
-    g_pinned = static_cast<int>(g_cpus.size()) >= threads && pin_to(0);
     g_control = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
                                                       static_cast<std::size_t>(threads));
     g_observer = std::make_unique<pinning_observer>();
     const auto allowed = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
     if (allowed != static_cast<std::size_t>(threads)) {
         std::snprintf(err, n, "tbb allows %zu threads, asked for %d", allowed, threads);
+        return 1;
+    }
+    // A first parallel call creates the arena, and the observer pins the calling thread; every
+    // worker is pinned when it first joins.
+    tbb::parallel_for(range_t(0, threads), [](const range_t &) {}, tbb::static_partitioner());
+    // The arena's size ignores global_control, which caps the workers that join it.
+    const auto concurrency = std::min(static_cast<std::size_t>(tbb::this_task_arena::max_concurrency()), allowed);
+    if (concurrency != static_cast<std::size_t>(threads)) {
+        std::snprintf(err, n, "tbb runs %zu threads, asked for %d", concurrency, threads);
         return 1;
     }
     return 0;
@@ -106,7 +125,7 @@ static int impl_sum(const double *a, int64_t n, double *sum) {
 
 static void impl_info(FILE *f) {
     std::fprintf(f, ",\"version\":\"oneTBB %d.%d\",\"pinned\":%s", TBB_VERSION_MAJOR, TBB_VERSION_MINOR,
-                 g_pinned ? "true" : "false");
+                 static_cast<int>(g_cpus.size()) >= g_threads && !g_pin_failed ? "true" : "false");
 }
 
 static void impl_teardown(void) {
