@@ -239,6 +239,44 @@ fn large_transposes_of_4_byte_elements_and_of_unaligned_memory_stay_correct() {
 }
 
 #[test]
+fn large_transposes_of_8_byte_elements_with_odd_extents_stay_correct() {
+    // Above the streaming threshold (stream.rs), both ways, with odd extents along both tiled
+    // dimensions, so tiles end in odd rows and columns. 151 x 160 x 111 doubles, about 21 MB.
+    let extents = [151, 160, 111];
+    let n: usize = extents.iter().product();
+    let spec =
+        |label: &str, layout| ViewSpec::new(label, ElementType::F64, &extents).layout(layout);
+    let src = View::allocate(&spec("src", Layout::Left)).unwrap();
+    let dst = View::allocate(&spec("dst", Layout::Right)).unwrap();
+    let back = View::allocate(&spec("back", Layout::Left)).unwrap();
+    let value = |i: usize, j: usize, k: usize| (i * 1_000_000 + j * 1000 + k) as f64;
+    let left_at = |i: usize, j: usize, k: usize| i + extents[0] * (j + extents[1] * k);
+    // SAFETY: views of n f64 used by this thread alone.
+    unsafe {
+        let s = std::slice::from_raw_parts_mut(src.data().cast::<f64>(), n);
+        for k in 0..extents[2] {
+            for j in 0..extents[1] {
+                for i in 0..extents[0] {
+                    s[left_at(i, j, k)] = value(i, j, k);
+                }
+            }
+        }
+        deep_copy(&dst, &src).unwrap();
+        deep_copy(&back, &dst).unwrap();
+        let d = std::slice::from_raw_parts(dst.data().cast::<f64>(), n);
+        let b = std::slice::from_raw_parts(back.data().cast::<f64>(), n);
+        for i in 0..extents[0] {
+            for j in 0..extents[1] {
+                for k in 0..extents[2] {
+                    assert_eq!(d[(i * extents[1] + j) * extents[2] + k], value(i, j, k));
+                    assert_eq!(b[left_at(i, j, k)], value(i, j, k));
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn deep_copy_of_a_view_onto_itself_or_an_overlapping_view_reads_the_source_first() {
     let a = u64_view("a", &[10], Layout::Right);
     fill_with_tags(&a);
