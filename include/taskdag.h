@@ -564,7 +564,7 @@ typedef struct td_pool_stats {
    */
   uint64_t reserved_bytes;
   /**
-   * Highest consumed_bytes seen, within 16 max-size blocks per thread that used the pool
+   * Highest consumed_bytes seen, within 32 max-size blocks per thread that used the pool
    * (tracked without a shared counter on the allocation path); never above capacity_bytes.
    */
   uint64_t high_water_bytes;

@@ -201,7 +201,7 @@ pub struct td_pool_stats {
     pub reserved_blocks: u64,
     /// Bytes of those free blocks.
     pub reserved_bytes: u64,
-    /// Highest consumed_bytes seen, within 16 max-size blocks per thread that used the pool
+    /// Highest consumed_bytes seen, within 32 max-size blocks per thread that used the pool
     /// (tracked without a shared counter on the allocation path); never above capacity_bytes.
     pub high_water_bytes: u64,
     /// Allocations that failed because the pool was exhausted.
