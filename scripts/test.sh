@@ -26,6 +26,9 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --all-targets -- -D warnings
 
+step "cargo clippy -D warnings, without the cuda feature"
+CARGO_TARGET_DIR=target/nocuda cargo clippy --no-default-features --all-targets -- -D warnings
+
 step "cargo test (includes the header check)"
 cargo test
 

@@ -136,6 +136,7 @@ pub fn threads_space() -> Result<Space> {
 }
 
 /// The CUDA device the runtime was initialized to use, if it names one.
+#[cfg(feature = "cuda")]
 pub(crate) fn cuda_device_ordinal() -> Option<u32> {
     lock().as_ref().and_then(|rt| rt.args.device_id)
 }

@@ -33,5 +33,8 @@ pub use failure::AllocFailure;
 pub use lane::{Lane, LANES};
 pub use layout::PoolLayout;
 pub use memory_pool::MemoryPool;
+#[cfg(any(feature = "cuda", test))]
+pub(crate) use usage::flush_threshold;
 pub use usage::UsageStatistics;
-pub(crate) use usage::{census_with, flush_threshold, statistics};
+#[cfg(feature = "cuda")]
+pub(crate) use usage::{census_with, statistics};

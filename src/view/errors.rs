@@ -240,6 +240,7 @@ pub(crate) fn out_of_memory(label: &str, bytes: usize, space: MemorySpace) -> Er
 }
 
 /// `e` (from the CUDA layer) with the view's label in front; kind unchanged.
+#[cfg(feature = "cuda")]
 #[cold]
 pub(crate) fn in_view(label: &str, e: Error) -> Error {
     Error::new(e.kind(), format!("view \"{label}\": {}", e.message()))
