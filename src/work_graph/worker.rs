@@ -69,9 +69,10 @@
 //!   they all lie below the start of its height. A worker whose L is at least that start
 //!   therefore knows every predecessor of the height complete, and ordered before its next
 //!   item by the Acquire above: it runs its chunk with no flag loads and no waits (but stores
-//!   the flags, which workers further on may read). A worker entering a height publishes its
-//!   mark (above), so L passes the height's start as soon as the last worker leaves the
-//!   height before; until it does, the worker reads the marks again before each chunk.
+//!   the flags, which workers further on may read). A worker publishes its mark when it
+//!   starts its first chunk of a height (above), so L reaches a height's start as soon as
+//!   every other worker has started a chunk at or after it, or finished; until then the worker
+//!   reads the marks again before each of its chunks of the height.
 //! - A panic in F sets `abort` (while unwinding); waiting workers stop waiting and no worker
 //!   claims another chunk, so the run ends and the panic is resumed on the caller.
 //!
