@@ -157,7 +157,11 @@ BENCHMARKS: list[Benchmark] = [
                    ["--shape", "random", "--size", "1000000", "--degree", "4", "--window", "64"]),
         ],
         metric=Metric("ns_per_item", "ns", True, "ns per work item (wall time / items)"),
-        extra_metrics=[Metric("mitems_per_s", "Mitems/s", False, "Mitems/s")],
+        extra_metrics=[Metric("mitems_per_s", "Mitems/s", False, "Mitems/s"),
+                       Metric("parallelism", "items", False,
+                              "Available parallelism of the graph: items / items on its longest "
+                              "path (work / span), the largest speed-up any schedule of equal "
+                              "items can reach")],
         full_args=[],
         quick_args=["--quick"],
     ),

@@ -27,6 +27,11 @@
  * at least 2^21 items, and reports ns_per_item = timed ns / items executed (wall time, so lower
  * is better and speed-up with T threads = ns_per_item(1) / ns_per_item(T)), and
  * mitems_per_s. --quick shrinks the problem (fib n <= 15, random N <= 5000) for smoke tests.
+ *
+ * Every measurement line also reports what the graph allows at all: span = the items on its
+ * longest path (no execution can take fewer steps) and parallelism = items / span (work over
+ * span, counted in items): the mean number of items that can run at once, so no schedule of
+ * equal items gets a larger speed-up than that.
  */
 #ifndef TASKDAG_WORK_GRAPH_DRIVER_H
 #define TASKDAG_WORK_GRAPH_DRIVER_H
@@ -64,6 +69,7 @@ typedef struct wg_problem {
     int64_t *initial;  /* outputs before an execution */
     int64_t *expected; /* random: outputs of a serial execution */
     int64_t fib_value; /* fib: expected fib(n) */
+    int64_t span;      /* items on the longest path */
 } wg_problem;
 
 static wg_problem g_wg;
@@ -195,6 +201,30 @@ static void wg_build_random(int64_t n, int64_t degree, int64_t window, uint64_t 
     free(order);
 }
 
+/* The items on the longest path: Kahn's algorithm, each item one more than its deepest input. */
+static int64_t wg_span(void) {
+    int64_t n = g_wg.n, head = 0, tail = 0, i, k, span = 0;
+    int64_t *missing = (int64_t *)wg_alloc((size_t)n, sizeof(int64_t));
+    int64_t *depth = (int64_t *)wg_alloc((size_t)n, sizeof(int64_t));
+    int64_t *queue = (int64_t *)wg_alloc((size_t)n, sizeof(int64_t));
+    for (k = 0; k < g_wg.nz; ++k) missing[g_wg.entries[k]]++;
+    for (i = 0; i < n; ++i)
+        if (missing[i] == 0) queue[tail++] = i, depth[i] = 1;
+    while (head < tail) {
+        i = queue[head++];
+        if (depth[i] > span) span = depth[i];
+        for (k = g_wg.row_map[i]; k < g_wg.row_map[i + 1]; ++k) {
+            int64_t j = g_wg.entries[k];
+            if (depth[j] < depth[i] + 1) depth[j] = depth[i] + 1;
+            if (--missing[j] == 0) queue[tail++] = j;
+        }
+    }
+    free(missing);
+    free(depth);
+    free(queue);
+    return span;
+}
+
 static void wg_reset(void) { memcpy(g_wg.values, g_wg.initial, (size_t)g_wg.n * sizeof(int64_t)); }
 
 /* Checks one execution; 0 = correct. */
@@ -306,6 +336,7 @@ int main(int argc, char **argv) {
         wg_build_random(g_wg.size, g_wg.degree, g_wg.window, g_wg.seed);
     }
     g_wg.values = (int64_t *)wg_alloc((size_t)g_wg.n, sizeof(int64_t));
+    g_wg.span = wg_span();
     runs_per_rep = (WG_ITEMS_PER_REP + g_wg.n - 1) / g_wg.n;
     if (g_wg.quick) runs_per_rep = 2;
 
@@ -339,9 +370,9 @@ int main(int argc, char **argv) {
         printf("{\"type\":\"measurement\",");
         wg_print_common(stdout);
         printf(",\"rep\":%d,\"warmup\":%s,\"runs\":%lld,\"timed_ns\":%llu,\"ns_per_item\":%.4f,"
-               "\"mitems_per_s\":%.4f}\n",
+               "\"mitems_per_s\":%.4f,\"span\":%lld,\"parallelism\":%.2f}\n",
                rep - g_wg.warmup, rep < g_wg.warmup ? "true" : "false", runs_per_rep, (unsigned long long)timed,
-               per_item, 1e3 / per_item);
+               per_item, 1e3 / per_item, (long long)g_wg.span, g_wg.span ? (double)g_wg.n / (double)g_wg.span : 0.0);
         fflush(stdout);
     }
     impl_teardown();

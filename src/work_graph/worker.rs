@@ -22,10 +22,11 @@
 //!   holds the current run's number, and after F returns stores that number into p's flag. It
 //!   goes through a chunk in order, skipping items that are not ready yet and coming back to
 //!   them, and waits only when nothing left in the chunk can run. Per item this is one plain
-//!   store and a load per dependence (usually of a flag already set, often skipped thanks to
-//!   the low-water marks): no read-modify-write per item or per dependence, and each worker
-//!   walks positions, flags and (when items are numbered sensibly) the work function's data
-//!   in address order.
+//!   store, and a load per dependence only while the worker cannot tell otherwise that the
+//!   predecessor is complete: with slices, once the low-water marks (below) show every worker
+//!   past the heights before the chunk's, the chunk runs without looking at any flag. No
+//!   read-modify-write per item or per dependence, and each worker walks positions, flags and
+//!   (when items are numbered sensibly) the work function's data in address order.
 //!
 //! Correctness.
 //! - Order: F(q) returns, then the flag of q is stored with Release; the worker of p loads it
@@ -42,18 +43,19 @@
 //!   predecessors (smaller than m) are complete, those in the chunk by the worker's own mask.
 //!   If the worker is in its first pass over the chunk it reaches m and runs it; otherwise m
 //!   was left over and is its first position left, which the worker finds ready at its next
-//!   pause, so the next pass runs m. So the smallest incomplete position always completes,
+//!   look, so the next pass runs m. So the smallest incomplete position always completes,
 //!   hence every wait ends, and a worker that has nothing more to run is done; the dispatch
 //!   returns when all workers are.
 //! - Low water (skipping flags): a predecessor far behind the workers is certainly complete,
 //!   and its flag, at a random place for a random graph, would cost a cache miss. Each worker
-//!   has a mark: 0 when the run starts; before a chunk, when the chunk starts at least
-//!   `MARK_STRIDE` positions above the mark, the chunk's start (all positions of its earlier
-//!   chunks are below it and complete by then); usize::MAX once it has completed all its
-//!   positions. Publishing only every `MARK_STRIDE` positions keeps the mark's cache line
-//!   from moving between its writer and its readers once per chunk (a cache miss per mark and
-//!   chunk for every reader, a sizeable part of an item's few nanoseconds on many workers). A
-//!   mark only grows, and whatever value a mark held bounds
+//!   has a mark: 0 when the run starts; before a chunk, the chunk's start (all positions of its
+//!   earlier chunks are below it and complete by then) when the chunk starts at least
+//!   `MARK_STRIDE` positions above the mark or, with slices, is the worker's first chunk of a
+//!   height; usize::MAX once it has completed all its positions. Publishing only then keeps
+//!   the mark's cache line from moving between its writer and its readers once per chunk (a
+//!   cache miss per mark and chunk for every reader, a sizeable part of an item's few
+//!   nanoseconds on many workers): with slices, a reader misses about once per other worker
+//!   and height. A mark only grows, and whatever value a mark held bounds
 //!   from below every position its worker has not completed, then and later (its current and
 //!   later chunks). Positions no worker has yet: none with slices; with the cursor, those at or
 //!   above it, which also only grows. So L = min(marks, cursor), from any values read, bounds
@@ -63,6 +65,14 @@
 //!   term is not its published mark but its current chunk's start, which it knows exactly:
 //!   its incomplete positions lie in that chunk and later ones, and those below it ran on its
 //!   own thread. An aborting worker leaves its mark as it is.
+//! - Whole chunks (slices): the predecessors of an item are taller, so in the height order
+//!   they all lie below the start of its height. A worker whose L is at least that start
+//!   therefore knows every predecessor of the height complete, and ordered before its next
+//!   item by the Acquire above: it runs its chunk with no flag loads and no waits (but stores
+//!   the flags, which workers further on may read). A worker publishes its mark when it
+//!   starts its first chunk of a height (above), so L reaches a height's start as soon as
+//!   every other worker has started a chunk at or after it, or finished; until then the worker
+//!   reads the marks again before each of its chunks of the height.
 //! - A panic in F sets `abort` (while unwinding); waiting workers stop waiting and no worker
 //!   claims another chunk, so the run ends and the panic is resumed on the caller.
 //!
@@ -84,21 +94,34 @@ const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 256 };
 const MIN_CHUNK: usize = if cfg!(loom) { 2 } else { 1 };
 const CHUNK_DIVISOR: usize = 4;
 /// A worker publishes its low-water mark when it has moved at least this many positions since
-/// it last did (module comment): every 16 full chunks, so that a worker that reads the others'
-/// marks every few chunks finds most of their lines unchanged in its cache, while the marks
-/// still trail the workers by a small part of a height of a large graph. (Under loom, 1: every
-/// chunk.)
+/// it last did (module comment), and with slices also on entering a height: every 16 full
+/// chunks, so that a worker that reads the others' marks every few chunks finds most of their
+/// lines unchanged in its cache, while the marks still trail the workers by a small part of a
+/// height of a large graph. (Under loom, 1: every chunk.)
 const MARK_STRIDE: usize = if cfg!(loom) { 1 } else { 16 * MAX_CHUNK };
-/// A worker reads the others' low-water marks every `workers / LOW_WATER_READERS` chunks, so
-/// that the marks' cache lines are read about this many times per chunk time.
+/// With claims from the cursor, a worker reads the others' low-water marks every
+/// `workers / LOW_WATER_READERS` chunks, so that the marks' cache lines are read about this
+/// many times per chunk time.
 const LOW_WATER_READERS: usize = 4;
 /// Words of the bit mask that tracks the positions of a chunk not yet run.
 const MASK_WORDS: usize = MAX_CHUNK.div_ceil(64);
-/// A waiting worker goes over its whole chunk at least every this many pauses (`run_chunk`).
-const PASS_EVERY: u32 = 4;
-/// Rounds an idle worker spins before it starts yielding its core.
+/// A waiting worker goes over its whole chunk at least every this many looks (`run_chunk`).
+const PASS_EVERY: u32 = 16;
+/// A waiting worker looks at a flag again after at most 2^`SPIN_SHIFT` pauses. Waits in a run
+/// are mostly short (a neighbour finishing the items of the height before), so they should end
+/// within a few hundred cycles of the awaited store: a pause takes up to about 140 cycles on
+/// recent Xeons, so the former 64 pauses between looks could hold a worker back by several
+/// microseconds, more than a height's time for fib(20) on 16 workers (1.5 us). Measured on the
+/// 16-core machine (fib(20), fib(25), fib(30), random wide; 8 and 16 workers) against 64 and
+/// against 1 pause: 4 was the fastest or within 5% of it in 5 of the 8 cases, fib(30) among
+/// them, and 33% slower than 1 for fib(20) on 8; the same code varied up to 3x from one
+/// process to the next there, so this rests on the argument more than on the figures.
 #[cfg(not(loom))]
-const SPIN_ROUNDS: u32 = 16;
+const SPIN_SHIFT: u32 = 2;
+/// Looks an idle worker spins before it starts yielding its core: about a thousand pauses (the
+/// former 16 looks after up to 64 pauses made about 770).
+#[cfg(not(loom))]
+const SPIN_ROUNDS: u32 = 256;
 
 impl WorkGraph {
     /// A run on one worker: the schedule is a topological order, so F runs in it unchecked.
@@ -150,14 +173,20 @@ impl WorkGraph {
         for height in self.schedule.level_starts.windows(2) {
             let (start, end) = (height[0] as usize, height[1] as usize);
             let (mut chunk, end) = self.schedule.slice(start, end, rank, size);
+            let mut first = true;
             while chunk < end {
                 // Relaxed: `abort` only asks workers to stop; nothing is read on its account.
                 if self.abort.load(Ordering::Relaxed) {
                     return false;
                 }
                 let chunk_end = (chunk + MAX_CHUNK).min(end);
-                marks.before_chunk(chunk);
-                if !self.run_chunk(chunk, chunk_end, epoch, marks, work) {
+                marks.before_slice_chunk(chunk, start, first);
+                first = false;
+                if marks.low_water >= start {
+                    // Every predecessor of the height lies below its start, so below the low
+                    // water: complete, and no flag needs a look (module comment).
+                    self.run_ready(chunk, chunk_end, epoch, work);
+                } else if !self.run_chunk(chunk, chunk_end, epoch, marks, work) {
                     return false;
                 }
                 chunk = chunk_end;
@@ -227,25 +256,25 @@ impl WorkGraph {
                 pending.insert(start + k);
             }
         }
-        let (mut rounds, mut waits) = (0u32, 0u32);
+        let mut spin = Spin::default();
         while let Some(first) = pending.first() {
             // A pass goes through the chunk in order, so whatever is left waits, directly or
             // through an earlier item of the chunk, for another worker: pause before looking
-            // again, longer while nothing moves. Between passes the worker watches only the
+            // again (`Spin`). Between passes the worker watches only the
             // first item left, which waits for other workers alone (its predecessors in the
             // chunk are earlier, so done): it goes over the chunk again when that item is
-            // ready, or after `PASS_EVERY` pauses, since later items may be ready first. So an
+            // ready, or after `PASS_EVERY` looks, since later items may be ready first. So an
             // idle worker mostly reads a few lines, each written once by another worker,
             // rather than every flag its chunk waits for.
             // Relaxed: as in `run_slices`.
             if self.abort.load(Ordering::Relaxed) {
                 return false;
             }
-            pause(&mut rounds);
-            waits += 1;
-            if waits % PASS_EVERY != 0 && !self.is_ready(first, &pending, epoch, marks.low_water) {
+            spin.pause();
+            if !spin.pass_due() && !self.is_ready(first, &pending, epoch, marks.low_water) {
                 continue;
             }
+            spin.passed();
             // The others have moved on meanwhile: predecessors they completed need no look.
             marks.refresh();
             for w in 0..MASK_WORDS {
@@ -259,7 +288,7 @@ impl WorkGraph {
                     {
                         self.run_item(p, epoch, work);
                         pending.words[w] &= !(1 << b);
-                        rounds = 0;
+                        spin.ran();
                     }
                 }
             }
@@ -273,6 +302,16 @@ impl WorkGraph {
         work(self.schedule.order[p] as usize);
         // Release: a worker that sees this number also sees F's writes.
         self.done[p].store(epoch, Ordering::Release);
+    }
+
+    /// Runs positions `start..end`, all of whose predecessors are known to be complete.
+    fn run_ready<F: Fn(usize) + ?Sized>(&self, start: usize, end: usize, epoch: u32, work: &F) {
+        let order = &self.schedule.order[start..end];
+        for (&item, flag) in order.iter().zip(&self.done[start..end]) {
+            work(item as usize);
+            // Release: a worker that sees this number also sees F's writes.
+            flag.store(epoch, Ordering::Release);
+        }
     }
 
     /// True when every predecessor of position `p` has completed in run `epoch`: those below
@@ -356,8 +395,9 @@ struct Marks<'a> {
 }
 
 impl Marks<'_> {
-    /// Called before the worker starts a chunk at or above `position`, having completed all
-    /// its earlier ones: publishes the mark and now and then recomputes the low water.
+    /// With claims from the cursor: called before the worker starts a chunk at or above
+    /// `position`, having completed all its earlier ones: publishes the mark and now and then
+    /// recomputes the low water.
     fn before_chunk(&mut self, position: usize) {
         let Some(own) = self.own else { return };
         self.position = position;
@@ -372,6 +412,27 @@ impl Marks<'_> {
             self.low_water = self.others_low.min(position);
         }
         self.chunks_since_refresh += 1;
+    }
+
+    /// With slices: called before the worker starts a chunk at `position` of the height that
+    /// starts at `height_start` (`first`: its first chunk there), having completed all its
+    /// earlier ones. Publishes the mark on entering a height, so that the others learn as soon
+    /// as possible that this worker is done with the heights before, and also every
+    /// `MARK_STRIDE` positions within a wide slice. Reads the others' marks only while the low
+    /// water is below the height's start: once it is not, every predecessor of the height is
+    /// known complete, and no newer mark can tell more.
+    fn before_slice_chunk(&mut self, position: usize, height_start: usize, first: bool) {
+        let Some(own) = self.own else { return };
+        self.position = position;
+        if first || position >= self.published + MARK_STRIDE {
+            // Release: what this worker ran so far is complete (module comment).
+            own.store(position, Ordering::Release);
+            self.published = position;
+        }
+        self.low_water = self.others_low.min(position);
+        if self.low_water < height_start {
+            self.refresh();
+        }
     }
 
     /// Recomputes the low water from everyone's marks.
@@ -407,24 +468,52 @@ impl Marks<'_> {
     }
 }
 
-/// Waits a little before a worker checks a flag again: spins at first, then yields the core so
-/// that a machine with fewer cores than workers lets the awaited worker run.
-#[cfg(not(loom))]
-fn pause(rounds: &mut u32) {
-    if *rounds < SPIN_ROUNDS {
-        *rounds += 1;
-        for _ in 0..1u32 << (*rounds).min(6) {
-            std::hint::spin_loop();
-        }
-    } else {
-        std::thread::yield_now();
-    }
+/// How a waiting worker paces its looks at the flags (`run_chunk`).
+#[derive(Default)]
+struct Spin {
+    /// Looks since the worker last ran an item.
+    rounds: u32,
+    /// Looks since its last pass over the whole chunk.
+    since_pass: u32,
 }
 
-/// Under loom, a spinning thread must yield so the model explores the others.
-#[cfg(loom)]
-fn pause(_rounds: &mut u32) {
-    loom::thread::yield_now();
+impl Spin {
+    /// Waits a little before the worker looks again: spins at first, then yields the core so
+    /// that a machine with fewer cores than workers lets the awaited worker run.
+    #[cfg(not(loom))]
+    fn pause(&mut self) {
+        if self.rounds < SPIN_ROUNDS {
+            self.rounds += 1;
+            for _ in 0..1u32 << self.rounds.min(SPIN_SHIFT) {
+                std::hint::spin_loop();
+            }
+        } else {
+            std::thread::yield_now();
+        }
+        self.since_pass += 1;
+    }
+
+    /// Under loom, a spinning thread must yield so the model explores the others.
+    #[cfg(loom)]
+    fn pause(&mut self) {
+        loom::thread::yield_now();
+        self.since_pass += 1;
+    }
+
+    /// True when the worker should go over its whole chunk even though the first item left
+    /// is not ready.
+    fn pass_due(&self) -> bool {
+        self.since_pass >= PASS_EVERY
+    }
+
+    fn passed(&mut self) {
+        self.since_pass = 0;
+    }
+
+    /// Something moved: look often again.
+    fn ran(&mut self) {
+        self.rounds = 0;
+    }
 }
 
 /// Tells the other workers to stop when this one unwinds from a panicking F.
