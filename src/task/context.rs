@@ -178,6 +178,7 @@ impl<'a> TaskContext<'a> {
 
     /// # Safety
     /// As for `spawn_raw_future`; `policy.dependence` is a validated entity the caller holds.
+    #[inline(always)]
     pub(crate) unsafe fn spawn_raw(
         &self,
         policy: &RawPolicy,
