@@ -45,7 +45,7 @@ pub fn is_closed(head: &AtomicPtr<TaskHeader>) -> bool {
 /// The queue's only waiter, if it holds exactly one (it may be pushed onto the queue after this
 /// returns `None`, but once seen it stays: only the completer takes waiters).
 #[inline]
-pub(crate) fn sole_waiter(head: &AtomicPtr<TaskHeader>) -> Option<NonNull<TaskHeader>> {
+pub fn sole_waiter(head: &AtomicPtr<TaskHeader>) -> Option<NonNull<TaskHeader>> {
     let top = NonNull::new(head.load(Ordering::Acquire))?;
     // SAFETY: a listed waiter is alive (its incomplete hold) and its `next` was written before it
     // was pushed (acquired above).
@@ -55,7 +55,7 @@ pub(crate) fn sole_waiter(head: &AtomicPtr<TaskHeader>) -> Option<NonNull<TaskHe
 /// Closes a queue that nobody can push onto any more (module comment); its waiters were taken
 /// with `sole_waiter`.
 #[inline]
-pub(crate) fn close_unreachable(head: &AtomicPtr<TaskHeader>) {
+pub fn close_unreachable(head: &AtomicPtr<TaskHeader>) {
     head.store(closed(), Ordering::Relaxed);
 }
 
