@@ -253,7 +253,11 @@ fn a_completer_that_finds_the_sole_waiter_closes_with_a_store() {
             assert_eq!(state, 7, "a waiter's state is not visible to the completer");
         }
         let pushed = pusher.join().unwrap();
-        assert_eq!(taken, usize::from(pushed), "a waiter was lost or scheduled twice");
+        assert_eq!(
+            taken,
+            usize::from(pushed),
+            "a waiter was lost or scheduled twice"
+        );
         assert!(wait_queue::is_closed(&head));
     });
 }
