@@ -4,7 +4,10 @@
 //!   task to exactly one popper, which sees what the pusher wrote into it;
 //! - a wait queue against its completion (002 Fig. 3.6): a waiter pushed concurrently with the
 //!   close is either taken by the completer or told that the entity is complete, never both or
-//!   neither; the completer sees the waiter's state and the waiter sees the result.
+//!   neither; the completer sees the waiter's state and the waiter sees the result;
+//! - the same with a completer that closes with a plain store once it sees the waiter that held
+//!   the entity's last other reference (`Place::complete`'s path for a task's respawn
+//!   dependence): it takes the waiter once and sees its state.
 //!
 //! Run with:
 //!     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test loom_task
@@ -208,5 +211,53 @@ fn two_waiters_racing_a_completion_are_each_scheduled_once() {
             taken, pushed,
             "the completer must take exactly the waiters that got in"
         );
+    });
+}
+
+#[test]
+fn a_completer_that_finds_the_sole_waiter_closes_with_a_store() {
+    check(|| {
+        let entity = Arc::new(Task::new());
+        let waiter = Arc::new(Task::new());
+        // The waiter's thread holds the only other reference: it pushes once and is done.
+        let pusher = {
+            let (entity, waiter) = (Arc::clone(&entity), Arc::clone(&waiter));
+            thread::spawn(move || {
+                waiter.contents.with_mut(|c| unsafe { *c = 7 });
+                let pushed = unsafe {
+                    wait_queue::push(&entity.header.wait_head(), waiter.ptr(), Access::Shared)
+                };
+                if !pushed {
+                    let result = entity.contents.with(|c| unsafe { *c });
+                    assert_eq!(result, 42, "a complete entity's result is not visible");
+                }
+                pushed
+            })
+        };
+        entity.contents.with_mut(|c| unsafe { *c = 42 });
+        let head = entity.header.wait_head();
+        let taken = match wait_queue::sole_waiter(&head) {
+            Some(w) => {
+                assert_eq!(w, waiter.ptr());
+                // Nobody else can push now: a store closes the queue.
+                wait_queue::close_unreachable(&head);
+                1
+            }
+            None => {
+                let list = wait_queue::close(&head, Access::Shared).unwrap();
+                usize::from(!list.is_null())
+            }
+        };
+        if taken == 1 {
+            let state = waiter.contents.with(|c| unsafe { *c });
+            assert_eq!(state, 7, "a waiter's state is not visible to the completer");
+        }
+        let pushed = pusher.join().unwrap();
+        assert_eq!(
+            taken,
+            usize::from(pushed),
+            "a waiter was lost or scheduled twice"
+        );
+        assert!(wait_queue::is_closed(&head));
     });
 }

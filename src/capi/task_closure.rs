@@ -98,16 +98,17 @@ unsafe impl Versioned for td_task_closure {
     }
 }
 
-/// Reads a versioned struct, without the copy into defaults when the caller's version is ours.
+/// The caller's struct itself when its version is ours (its fields are then read in place, with
+/// no copy), else `None`.
 ///
 /// # Safety
 /// As for `read_versioned`.
 #[inline(always)]
-unsafe fn read<T: Versioned>(ptr: *const T, name: &str) -> CResult<T> {
+unsafe fn current_version<'p, T: Versioned>(ptr: *const T) -> Option<&'p T> {
     if !ptr.is_null() && (ptr as *const usize).read_unaligned() == std::mem::size_of::<T>() {
-        return Ok(ptr.read_unaligned());
+        return Some(&*ptr);
     }
-    read_other_version(ptr, name)
+    None
 }
 
 #[inline(never)]
@@ -129,7 +130,14 @@ pub(crate) struct PolicyArgs {
 /// `policy` is NULL or points to a td_task_policy of at least its `struct_size` bytes.
 #[inline(always)]
 pub(crate) unsafe fn policy_arg(policy: *const td_task_policy) -> CResult<PolicyArgs> {
-    let p: td_task_policy = read(policy, "policy")?;
+    let other;
+    let p = match current_version(policy) {
+        Some(p) => p,
+        None => {
+            other = read_other_version(policy, "policy")?;
+            &other
+        }
+    };
     let dependence = if p.dependence.is_null() {
         None
     } else {
@@ -149,7 +157,14 @@ pub(crate) unsafe fn policy_arg(policy: *const td_task_policy) -> CResult<Policy
 /// `closure` is NULL or points to a td_task_closure of at least its `struct_size` bytes.
 #[inline(always)]
 pub(crate) unsafe fn closure_arg(closure: *const td_task_closure) -> CResult<RawClosure> {
-    let c: td_task_closure = read(closure, "closure")?;
+    let other;
+    let c = match current_version(closure) {
+        Some(c) => c,
+        None => {
+            other = read_other_version(closure, "closure")?;
+            &other
+        }
+    };
     let Some(function) = c.function else {
         return Err(null_argument("closure->function"));
     };

@@ -40,6 +40,22 @@ fn stale_context(what: &str) -> Error {
 }
 
 #[cold]
+fn own_future(what: &str) -> Error {
+    Error::invalid_argument(format!(
+        "{what}: the dependence is the task's own future; a task cannot wait for its own \
+         completion"
+    ))
+}
+
+#[cold]
+fn second_respawn(what: &str) -> Error {
+    Error::invalid_argument(format!(
+        "{what}: this run of the task already asked to respawn; a task may respawn at most once \
+         per run (000 §3.2.2)"
+    ))
+}
+
+#[cold]
 fn foreign_context(what: &str) -> Error {
     Error::new(
         ErrorKind::WrongThread,
@@ -178,6 +194,7 @@ impl<'a> TaskContext<'a> {
 
     /// # Safety
     /// As for `spawn_raw_future`; `policy.dependence` is a validated entity the caller holds.
+    #[inline(always)]
     pub(crate) unsafe fn spawn_raw(
         &self,
         policy: &RawPolicy,
@@ -209,6 +226,7 @@ impl<'a> TaskContext<'a> {
     }
 
     /// `respawn` with a validated dependence of this scheduler.
+    #[inline(always)]
     pub(crate) fn respawn_raw(
         &self,
         dependence: Option<NonNull<TaskHeader>>,
@@ -218,10 +236,7 @@ impl<'a> TaskContext<'a> {
         self.record
             .claim(self.member.rank(), self.team_size, what)?;
         if dependence == Some(self.task) {
-            return Err(Error::invalid_argument(format!(
-                "{what}: the dependence is the task's own future; a task cannot wait for its own \
-                 completion"
-            )));
+            return Err(own_future(what));
         }
         let request = Respawn {
             dependence,
@@ -230,10 +245,7 @@ impl<'a> TaskContext<'a> {
         };
         // SAFETY: the claim is ours (or this is a single task).
         if unsafe { self.record.request_respawn(request) }.is_err() {
-            return Err(Error::invalid_argument(format!(
-                "{what}: this run of the task already asked to respawn; a task may respawn at most \
-                 once per run (000 §3.2.2)"
-            )));
+            return Err(second_respawn(what));
         }
         // The caller's future keeps the dependence alive until the run ends, when the executor
         // takes its own reference (see `Respawn`).

@@ -257,6 +257,7 @@ impl Worker {
     }
 
     /// After a run: respawn the task (000 §2.2.1) or complete it (000 §2.3.1).
+    #[inline(always)]
     fn finish(&self, place: &Place<'_>, task: NonNull<TaskHeader>, respawn: Option<Respawn>) {
         // SAFETY: we hold the task until it is scheduled or completed.
         let t = unsafe { task.as_ref() };

@@ -209,18 +209,21 @@ pub(crate) unsafe fn retain(entity: NonNull<TaskHeader>, what: &str) -> Result<(
 /// `entity` is a validated live entity.
 #[inline(always)]
 pub(crate) unsafe fn release(entity: NonNull<TaskHeader>, what: &str) -> Result<()> {
-    at_entity_place(entity, what, |place| {
-        if let Some(worker) = place.worker {
+    let shared_ptr = entity.as_ref().scheduler();
+    let shared = &*shared_ptr;
+    let released = match shared.current_worker() {
+        Some(worker) => {
             let record = worker.owned().record;
             // The running task releases its own respawn dependence: the scheduler keeps this
             // reference instead of taking another (see `Respawn`).
             if !record.is_null() && (*record).take_over_release(entity) {
                 return Ok(());
             }
+            Place::worker(shared, worker).release_user(entity)
         }
-        place.release_user(entity)
-    })?
-    .map_err(|()| released_too_often(what))
+        None => at_host_place(shared_ptr, what, |place| place.release_user(entity))?,
+    };
+    released.map_err(|()| released_too_often(what))
 }
 
 #[cold]

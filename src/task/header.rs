@@ -335,6 +335,14 @@ impl TaskHeader {
         super::wait_queue::is_closed(&self.wait)
     }
 
+    /// Whether the references and holds are exactly `refs` (`USER_REF`s plus `INTERNAL_REF`s).
+    /// Acquire: when the caller then frees the block on the strength of the answer, it sees the
+    /// accesses of every holder that released before (they released with Release).
+    #[inline]
+    pub(crate) fn refs_are(&self, refs: u64) -> bool {
+        self.refs.load(Ordering::Acquire) == refs
+    }
+
     /// The number of user references.
     #[inline]
     pub(crate) fn user_refs(&self) -> u32 {

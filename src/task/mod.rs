@@ -32,8 +32,8 @@
 //! Files: `header` (the block header and references), `wait_queue`, `ready_stack`,
 //! `local_queue`, `block_cache`, `place` (operations common to every entity), `spawn`,
 //! `when_all`, `future`, `context` (what a task sees, respawn), `team_task`, `executor` (the
-//! worker loop), `worker`, `scheduler` (state, wait, lifetime), `statistics`, `closure` (Rust
-//! closures as tasks).
+//! worker loop), `worker`, `thread_slots` (a thread's worker without a thread-local),
+//! `scheduler` (state, wait, lifetime), `statistics`, `closure` (Rust closures as tasks).
 
 mod block_cache;
 mod bytes;
@@ -49,6 +49,7 @@ mod scheduler;
 mod spawn;
 mod statistics;
 mod team_task;
+mod thread_slots;
 mod thread_table;
 pub mod wait_queue;
 mod when_all;

@@ -8,7 +8,7 @@
 //! completing an entity (Fig. 3.6), and releasing references down to freeing the block.
 
 use super::block_cache::{return_to_pool, size_lg2};
-use super::header::{Access, Kind, TaskHeader};
+use super::header::{Access, Kind, TaskHeader, INTERNAL_REF, USER_REF};
 use super::scheduler::{ForeignGuard, Shared, ANY_READY};
 use super::statistics::ALIVE_FLUSH;
 use super::wait_queue;
@@ -163,7 +163,21 @@ impl<'a> Place<'a> {
                 return Ok(block);
             }
         }
-        self.allocate_from_pool(bytes, what)
+        self.detached().allocate_from_pool(bytes, what)
+    }
+
+    /// A copy of the place, for out-of-line calls from inlined hot paths that cannot set
+    /// `scheduler_unused` (an allocation, or a worker's nested runs: only a host release can
+    /// bring the live count to zero): passing `self` would let it escape, so that the code after
+    /// the call would reload its fields from memory after every store through a pointer.
+    #[inline(always)]
+    pub(crate) fn detached(&self) -> Place<'a> {
+        Place {
+            shared: self.shared,
+            worker: self.worker,
+            access: self.access,
+            scheduler_unused: Cell::new(false),
+        }
     }
 
     #[inline(never)]
@@ -359,12 +373,15 @@ impl<'a> Place<'a> {
     pub(crate) fn complete(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: the incomplete hold keeps the entity alive until the release at the end.
         let e = unsafe { entity.as_ref() };
-        let waiters = wait_queue::close(&e.wait, self.access);
-        debug_assert!(waiters.is_some(), "an entity completed twice");
         self.count(match e.kind() {
             Kind::Task => Count::TasksCompleted,
             Kind::WhenAll => Count::WhenAllsCompleted,
         });
+        if self.complete_respawn_dependence(entity) {
+            return;
+        }
+        let waiters = wait_queue::close(&e.wait, self.access);
+        debug_assert!(waiters.is_some(), "an entity completed twice");
         let mut next = waiters.unwrap_or(std::ptr::null_mut());
         while let Some(waiter) = NonNull::new(next) {
             // SAFETY: the waiter came from the closed list and is not scheduled yet.
@@ -376,5 +393,43 @@ impl<'a> Place<'a> {
             }
         }
         self.release_internal(entity);
+    }
+
+    /// The usual end of a when_all (000 Fig. 3.4: a task respawns on it and releases its future),
+    /// without an atomic read-modify-write: when the entity's only waiter is a task that holds
+    /// the entity's only user reference as its respawn dependence (taken over from its release,
+    /// see `Respawn`), and no other reference or hold exists (`refs` is that user reference and
+    /// the incomplete hold), nobody else can reach the entity: a new reference is only made from
+    /// an existing one, and the waiter is not running (its pusher is done with it; it is ours
+    /// until we schedule it). So nobody can push onto the wait queue, which a plain store closes,
+    /// and the waiter is done with the entity before it runs again: both references go now and
+    /// the entity is freed, instead of one release here and one after the waiter's next run.
+    /// Ordering: the Acquire load of the waiter (`sole_waiter`) pairs with the waiter's Release
+    /// push, and the Acquire load of `refs` with the Release of every earlier holder's release,
+    /// so the free happens after all their accesses, as `release_internal`'s would. Returns
+    /// whether it completed the entity.
+    #[inline(always)]
+    fn complete_respawn_dependence(&self, entity: NonNull<TaskHeader>) -> bool {
+        // SAFETY: as in `complete`.
+        let e = unsafe { entity.as_ref() };
+        let Some(waiter) = wait_queue::sole_waiter(&e.wait) else {
+            return false;
+        };
+        // SAFETY: the waiter is alive (incomplete hold) and not running (see above); its fields
+        // were written before its push.
+        let w = unsafe { waiter.as_ref() };
+        let reachable = w.kind() != Kind::Task
+            || unsafe { w.dependence() } != entity.as_ptr()
+            || !unsafe { w.dependence_is_user() }
+            || !e.refs_are(USER_REF + INTERNAL_REF);
+        if reachable {
+            return false;
+        }
+        wait_queue::close_unreachable(&e.wait);
+        // SAFETY: the waiter is ours until it is scheduled.
+        unsafe { w.set_dependence(std::ptr::null_mut(), false) };
+        self.make_ready(waiter);
+        self.free(entity);
+        true
     }
 }

@@ -86,6 +86,9 @@ pub(crate) unsafe fn spawn(
     closure: &RawClosure,
     what: &str,
 ) -> Result<NonNull<TaskHeader>> {
+    // A spawn never sets `scheduler_unused` (see `Place::detached`); the copy keeps the place's
+    // fields in registers.
+    let place = &place.detached();
     let shared = place.shared;
     if policy.team && !shared.supports_teams() {
         return Err(no_teams(what));
@@ -97,12 +100,17 @@ pub(crate) unsafe fn spawn(
         + closure.result_size.min(max).next_multiple_of(STATE_ALIGN)
         + closure.state_size.min(max);
     if bytes > max || closure.result_size > max {
-        return Err(too_large(place, closure, what));
+        return Err(too_large(
+            place,
+            closure.state_size,
+            closure.result_size,
+            what,
+        ));
     }
     if place.access == Access::Exclusive {
         if let Some(worker) = place.worker {
             if worker.has_ready_tasks(shared) {
-                worker.run_ready_tasks(place);
+                worker.run_ready_tasks(&place.detached());
             }
         }
     }
@@ -145,15 +153,13 @@ fn no_teams(what: &str) -> Error {
 }
 
 #[cold]
-fn too_large(place: &Place<'_>, closure: &RawClosure, what: &str) -> Error {
+fn too_large(place: &Place<'_>, state_size: usize, result_size: usize, what: &str) -> Error {
     Error::invalid_argument(format!(
-        "{what}: a task with {} bytes of state and a {}-byte result needs {} bytes with its \
-         header, more than the pool's largest block ({} bytes); keep large data outside the task \
-         and put a pointer to it in the state, or create the pool with a larger \
+        "{what}: a task with {state_size} bytes of state and a {result_size}-byte result needs {} \
+         bytes with its header, more than the pool's largest block ({} bytes); keep large data \
+         outside the task and put a pointer to it in the state, or create the pool with a larger \
          max_block_alloc_size",
-        closure.state_size,
-        closure.result_size,
-        task_bytes(closure.result_size, closure.state_size)
+        task_bytes(result_size, state_size)
             .map_or_else(|| "more than usize::MAX".to_string(), |b| b.to_string()),
         place.shared.pool.max_block_size(),
     ))

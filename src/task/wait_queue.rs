@@ -18,6 +18,12 @@
 //!
 //! With `Access::Exclusive` (a wait with one worker, nobody else touching the entities) the same
 //! steps use plain loads and stores.
+//!
+//! Closing without a read-modify-write (`sole_waiter`, `close_unreachable`): when the completer
+//! knows that no thread can push any more, because nobody but the waiters already in the list
+//! and the completer holds a reference to the entity (see `Place::complete`), a plain store
+//! closes the list. The Acquire load that finds the waiter pairs with its pusher's Release CAS,
+//! as the swap would.
 
 use super::header::{Access, TaskHeader};
 use crate::sync::atomic::{AtomicPtr, Ordering};
@@ -34,6 +40,23 @@ pub(crate) fn closed() -> *mut TaskHeader {
 #[inline]
 pub fn is_closed(head: &AtomicPtr<TaskHeader>) -> bool {
     head.load(Ordering::Acquire) == closed()
+}
+
+/// The queue's only waiter, if it holds exactly one (it may be pushed onto the queue after this
+/// returns `None`, but once seen it stays: only the completer takes waiters).
+#[inline]
+pub fn sole_waiter(head: &AtomicPtr<TaskHeader>) -> Option<NonNull<TaskHeader>> {
+    let top = NonNull::new(head.load(Ordering::Acquire))?;
+    // SAFETY: a listed waiter is alive (its incomplete hold) and its `next` was written before it
+    // was pushed (acquired above).
+    (top.as_ptr() != closed() && unsafe { next_waiter(top) }.is_null()).then_some(top)
+}
+
+/// Closes a queue that nobody can push onto any more (module comment); its waiters were taken
+/// with `sole_waiter`.
+#[inline]
+pub fn close_unreachable(head: &AtomicPtr<TaskHeader>) {
+    head.store(closed(), Ordering::Relaxed);
 }
 
 /// Pushes `waiter` onto the queue at `head`; `false` when the queue is closed.

@@ -17,13 +17,14 @@ use super::bytes;
 use super::future::Future;
 use super::header::{when_all_bytes, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF};
 use super::place::{Count, Place};
-use super::scheduler::Scheduler;
+use super::scheduler::{Scheduler, Shared};
 use crate::error::{Error, Result};
 use crate::priority::Priority;
 use std::ptr::NonNull;
 
 /// Creates a when_all of `deps` (entities of this scheduler that the caller holds; null entries
 /// are skipped) and returns it with one user reference.
+#[inline(always)]
 pub(crate) fn when_all(
     place: &Place<'_>,
     deps: &[*mut TaskHeader],
@@ -40,6 +41,7 @@ enum Holds {
     Owned,
 }
 
+#[inline(always)]
 fn build(
     place: &Place<'_>,
     deps: &[*mut TaskHeader],
@@ -47,8 +49,23 @@ fn build(
     result_ref: u64,
     what: &str,
 ) -> Result<NonNull<TaskHeader>> {
+    if deps.len() > place.shared.when_all_per_block {
+        return build_tree(place, deps, holds, result_ref, what);
+    }
+    build_block(place, deps, holds, result_ref, what)
+}
+
+/// A when_all of more dependences than one block holds: when_alls of chunks, and one of them.
+#[inline(never)]
+fn build_tree(
+    place: &Place<'_>,
+    deps: &[*mut TaskHeader],
+    holds: Holds,
+    result_ref: u64,
+    what: &str,
+) -> Result<NonNull<TaskHeader>> {
     let per_block = place.shared.when_all_per_block;
-    if deps.len() > per_block {
+    {
         let mut chunks: Vec<*mut TaskHeader> = Vec::with_capacity(deps.len().div_ceil(per_block));
         for chunk in deps.chunks(per_block) {
             match build(place, chunk, holds, INTERNAL_REF, what) {
@@ -62,8 +79,19 @@ fn build(
                 }
             }
         }
-        return build(place, &chunks, Holds::Owned, result_ref, what);
+        build(place, &chunks, Holds::Owned, result_ref, what)
     }
+}
+
+/// A when_all of at most one block's worth of dependences.
+#[inline(always)]
+fn build_block(
+    place: &Place<'_>,
+    deps: &[*mut TaskHeader],
+    holds: Holds,
+    result_ref: u64,
+    what: &str,
+) -> Result<NonNull<TaskHeader>> {
     let count = deps.len();
     let bytes = when_all_bytes(count).unwrap_or(usize::MAX);
     let block = match place.allocate(bytes, what) {
@@ -159,6 +187,7 @@ fn release_all(place: &Place<'_>, entities: &[*mut TaskHeader]) {
 
 /// Runs `f` at the place for the calling thread: its worker if it runs a wait of `scheduler`,
 /// else a host place in a foreign section.
+#[inline(always)]
 fn at_place<R>(
     scheduler: &Scheduler,
     what: &str,
@@ -169,6 +198,16 @@ fn at_place<R>(
         let place = Place::worker(shared, worker);
         return f(&place);
     }
+    at_host_place(shared, what, f)
+}
+
+/// `at_place` from a thread that runs no wait of the scheduler.
+#[inline(never)]
+fn at_host_place<R>(
+    shared: &Shared,
+    what: &str,
+    f: impl FnOnce(&Place<'_>) -> Result<R>,
+) -> Result<R> {
     let guard = shared.enter_foreign(what)?;
     let place = Place::host(shared, &guard);
     f(&place)
@@ -225,6 +264,10 @@ impl Scheduler {
                 u32::MAX
             )));
         }
-        at_place(self, what, |place| when_all(place, deps, what))
+        let shared = self.shared();
+        if let Some(worker) = shared.current_worker() {
+            return when_all(&Place::worker(shared, worker), deps, what);
+        }
+        at_host_place(shared, what, |place| when_all(place, deps, what))
     }
 }

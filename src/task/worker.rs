@@ -12,6 +12,7 @@ use super::ready_stack::ReadyStack;
 use super::scheduler::Shared;
 use super::statistics::Counters;
 use super::team_task::ExecutionRecord;
+use super::thread_slots::{SlotGuard, TABLE};
 use crate::exec::Team;
 use crate::pool::MemoryPool;
 use crate::priority::Priority;
@@ -160,9 +161,18 @@ thread_local! {
         const { Cell::new((std::ptr::null(), std::ptr::null())) };
 }
 
-/// The calling thread's scheduler and worker while it runs a wait's loop.
-#[inline]
+/// The calling thread's scheduler and worker while it runs a wait's loop: from its slot in the
+/// thread table, else (no slot, or no wait) from the thread-local.
+#[inline(always)]
 pub(crate) fn current() -> (*const Shared, *const Worker) {
+    match TABLE.find(this_thread()) {
+        Some(slot) => slot.get(),
+        None => current_from_thread_local(),
+    }
+}
+
+#[inline(never)]
+fn current_from_thread_local() -> (*const Shared, *const Worker) {
     CURRENT.with(Cell::get)
 }
 
@@ -170,14 +180,20 @@ pub(crate) fn current() -> (*const Shared, *const Worker) {
 pub(crate) struct CurrentWorker<'a> {
     previous: (*const Shared, *const Worker),
     worker: &'a Worker,
+    _slot: SlotGuard<'static>,
 }
 
 impl<'a> CurrentWorker<'a> {
     pub(crate) fn enter(shared: &Shared, worker: &'a Worker) -> CurrentWorker<'a> {
-        let previous = CURRENT.with(|c| c.replace((shared, worker)));
+        let current = (shared as *const Shared, worker as *const Worker);
+        let previous = CURRENT.with(|c| c.replace(current));
         worker.thread.store(this_thread(), Ordering::Relaxed);
         shared.threads.insert(this_thread(), worker.rank);
-        CurrentWorker { previous, worker }
+        CurrentWorker {
+            previous,
+            worker,
+            _slot: TABLE.enter(this_thread(), current),
+        }
     }
 }
 
