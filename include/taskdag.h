@@ -732,7 +732,7 @@ typedef struct td_scheduler_stats {
   uint64_t peak_bytes;
   /**
    * The pool's high-water mark in bytes (td_pool_stats.high_water_bytes: all users of the pool,
-   * within 16 largest blocks per thread).
+   * within 32 largest blocks per thread).
    */
   uint64_t pool_high_water_bytes;
   /**

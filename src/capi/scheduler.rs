@@ -90,7 +90,7 @@ pub struct td_scheduler_stats {
     /// The most bytes of pool blocks they held at once (same accuracy).
     pub peak_bytes: u64,
     /// The pool's high-water mark in bytes (td_pool_stats.high_water_bytes: all users of the pool,
-    /// within 16 largest blocks per thread).
+    /// within 32 largest blocks per thread).
     pub pool_high_water_bytes: u64,
     /// td_wait calls that ran.
     pub waits: u64,
