@@ -82,31 +82,42 @@ impl PoolObject {
 
     /// The host pool as a shared reference, for objects that allocate from it as long as they
     /// live (schedulers); an error for `function` for a device pool.
-    pub(crate) fn host_shared(&self, function: &str) -> CResult<Arc<MemoryPool>> {
+    pub(crate) fn host_shared(&self, function: &'static str) -> CResult<Arc<MemoryPool>> {
         self.host_arc(function).map(Arc::clone)
     }
 
     /// The host pool, or an error for `function` saying that device pools are used from kernels.
-    fn host(&self, function: &str) -> CResult<&MemoryPool> {
+    #[inline]
+    fn host(&self, function: &'static str) -> CResult<&MemoryPool> {
         self.host_arc(function).map(|pool| &**pool)
     }
 
     // Without CUDA every pool is a host pool, and `function` names no other case.
     #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
-    fn host_arc(&self, function: &str) -> CResult<&Arc<MemoryPool>> {
+    #[inline]
+    fn host_arc(&self, function: &'static str) -> CResult<&Arc<MemoryPool>> {
         match self {
             PoolObject::Host(pool) => Ok(pool),
             #[cfg(feature = "cuda")]
             PoolObject::Pinned(pool) => Ok(pool.host()),
             #[cfg(feature = "cuda")]
-            PoolObject::Cuda(_) => Err(CError::invalid(format!(
-                "argument `pool` is a TD_SPACE_CUDA pool, whose blocks live in device memory and \
-                 are allocated and freed by kernels; {function} serves TD_SPACE_HOST pools: pass \
-                 td_pool_device_handle's result to a kernel and call td_dev_pool_allocate / \
-                 td_dev_pool_deallocate there (taskdag_cuda.cuh)"
-            ))),
+            PoolObject::Cuda(_) => Err(device_pool_on_host(function)),
         }
     }
+}
+
+/// The error for host function `function` given a TD_SPACE_CUDA pool; out of line, so that the
+/// allocation path passes nothing for it.
+#[cfg(feature = "cuda")]
+#[cold]
+#[inline(never)]
+fn device_pool_on_host(function: &'static str) -> CError {
+    CError::invalid(format!(
+        "argument `pool` is a TD_SPACE_CUDA pool, whose blocks live in device memory and are \
+         allocated and freed by kernels; {function} serves TD_SPACE_HOST pools: pass \
+         td_pool_device_handle's result to a kernel and call td_dev_pool_allocate / \
+         td_dev_pool_deallocate there (taskdag_cuda.cuh)"
+    ))
 }
 
 /// `e` as a C error; when it says no GPU can be used, with `why` the space needs one and the
@@ -364,16 +375,20 @@ pub unsafe extern "C" fn td_pool_deallocate(
 ) -> td_status {
     call("td_pool_deallocate", || {
         let pool = handle::object(pool, "pool")?.host("td_pool_deallocate")?;
-        if ptr.is_null() {
-            return Err(super::boundary::null_argument("ptr"));
-        }
+        // NULL is outside the span, so the pool rejects it without a check of its own here; the
+        // error then says it is NULL.
         pool.deallocate(ptr as *mut u8, size)
-            .map_err(|e| explain_foreign_pointer(pool, ptr, e.into()))
+            .map_err(|e| explain_rejected_pointer(pool, ptr, e.into()))
     })
 }
 
-/// Adds to a rejected host-pool pointer that it is GPU memory, when the driver says so.
-fn explain_foreign_pointer(pool: &MemoryPool, ptr: *mut c_void, e: CError) -> CError {
+/// Why a host pool rejected `ptr`: NULL, or GPU memory when the driver says so, or `e`.
+#[cold]
+#[inline(never)]
+fn explain_rejected_pointer(pool: &MemoryPool, ptr: *mut c_void, e: CError) -> CError {
+    if ptr.is_null() {
+        return super::boundary::null_argument("ptr");
+    }
     #[cfg(feature = "cuda")]
     if !pool.contains(ptr as *const u8)
         && crate::cuda::pointer_kind(ptr as u64) == crate::cuda::PointerKind::Device

@@ -84,8 +84,33 @@ impl MemoryPool {
     /// Thread-safe and lock-free. The block is the caller's until passed to `deallocate`.
     /// Errors: `ZeroSize` for 0 bytes (not an error), `TooLarge` above the largest block,
     /// `Exhausted` when no block was found (counted in the statistics).
-    #[inline]
+    #[inline(always)]
     pub fn allocate(
+        &self,
+        size: usize,
+        attempt_limit: u32,
+    ) -> std::result::Result<NonNull<u8>, AllocFailure> {
+        // The usual case alone, with everything else out of line: a thread with a lane of its
+        // own (its usage counter needs no test of the lane's kind), a size the pool serves, and
+        // a block in the hinted superblock. With the lane lookup of `lane.rs`, measured with
+        // callgrind (bench/pool, one thread, instructions per alloc+free pair including the
+        // benchmark's loop): 64 B 330 -> 284, 1 KiB 346 -> 299, mixed 64-4096 B 379 -> 332.
+        if let Some(lane) = lane::cached() {
+            if size.wrapping_sub(1) < self.layout().max_block_size() {
+                let block_lg2 = self.layout().block_lg2_for(size);
+                if let Some(claim) = self.state.claim_from_hint(lane, block_lg2) {
+                    return Ok(self.hand_out(lane, claim));
+                }
+            }
+        }
+        self.allocate_otherwise(size, attempt_limit)
+    }
+
+    /// `allocate` once its usual case did not apply (a claim in the hinted superblock is tried
+    /// again, as the first step of the search).
+    #[cold]
+    #[inline(never)]
+    fn allocate_otherwise(
         &self,
         size: usize,
         attempt_limit: u32,
@@ -177,8 +202,24 @@ impl MemoryPool {
     /// `ptr` must come from `allocate` on this pool and not have been released, with `size` the
     /// size asked for; the caller gives the block up: no access to it may follow this call, and
     /// accesses that preceded it must happen-before it.
-    #[inline]
+    #[inline(always)]
     pub unsafe fn deallocate(&self, ptr: *mut u8, size: usize) -> Result<()> {
+        // As in `allocate`.
+        match lane::cached() {
+            // SAFETY: forwarded to the caller.
+            Some(lane) => unsafe { self.deallocate_in_lane(lane, ptr, size) },
+            // SAFETY: forwarded to the caller.
+            None => unsafe { self.deallocate_otherwise(ptr, size) },
+        }
+    }
+
+    /// `deallocate` for a thread whose lane is not cached.
+    ///
+    /// # Safety
+    /// As for `deallocate`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn deallocate_otherwise(&self, ptr: *mut u8, size: usize) -> Result<()> {
         // SAFETY: forwarded to the caller.
         unsafe { self.deallocate_in_lane(lane::current(), ptr, size) }
     }

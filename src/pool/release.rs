@@ -20,8 +20,8 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
     pub(crate) fn release(&self, address: usize, size: usize) -> Result<u32> {
         let layout = &self.layout;
         let offset = address.wrapping_sub(self.base);
-        if offset >= layout.capacity() {
-            return Err(failure::outside_span(address, self.base, layout.capacity()));
+        if offset >= self.capacity {
+            return Err(failure::outside_span(address, self.base, self.capacity));
         }
         let superblock = offset >> layout.superblock_lg2;
         // Relaxed: see the module comment.

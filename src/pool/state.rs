@@ -22,6 +22,8 @@ pub(crate) struct PoolState<S, H> {
     pub(crate) layout: PoolLayout,
     /// Address of the first byte of the span; blocks are addressed by their offset from it.
     pub(crate) base: usize,
+    /// `layout.capacity()`, which a release would otherwise recompute.
+    pub(crate) capacity: usize,
     superblocks: S,
     hints: H,
     /// Indexed by lg2 of the block size; derived from `layout` once, because the claim fast path
@@ -67,6 +69,7 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         PoolState {
             layout,
             base,
+            capacity: layout.capacity(),
             superblocks,
             hints,
             geometry,

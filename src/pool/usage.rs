@@ -142,14 +142,16 @@ pub(crate) fn flush_threshold(max_block_bytes: u64, capacity_bytes: u64) -> u64 
 
 /// The counters behind the high-water mark and the failure count; see the module comment.
 pub(crate) struct UsageCounters {
-    /// Net bytes per lane not yet moved to `total`, as two's complement; the last is shared.
+    /// Net bytes per lane not yet moved to `total`, plus `flush_threshold` (so that the test
+    /// for a flush is one comparison with `flush_beyond`), as two's complement; the last is
+    /// shared.
     lanes: [CachePadded<AtomicU64>; LANES + 1],
     /// Net bytes moved from the lanes, as two's complement.
     total: CachePadded<AtomicU64>,
     high_water: CachePadded<AtomicU64>,
     failed_allocations: CachePadded<AtomicU64>,
     /// A lane flushes when its count's magnitude exceeds `flush_threshold`, i.e. when the count
-    /// plus the threshold, as unsigned, exceeds twice the threshold.
+    /// plus the threshold (what `lanes` hold), as unsigned, exceeds twice the threshold.
     flush_beyond: u64,
     flush_threshold: u64,
 }
@@ -171,7 +173,7 @@ impl UsageCounters {
     pub(crate) fn new(max_block_bytes: u64, capacity_bytes: u64) -> UsageCounters {
         let flush_threshold = flush_threshold(max_block_bytes, capacity_bytes);
         UsageCounters {
-            lanes: std::array::from_fn(|_| CachePadded(AtomicU64::new(0))),
+            lanes: std::array::from_fn(|_| CachePadded(AtomicU64::new(flush_threshold))),
             total: CachePadded(AtomicU64::new(0)),
             high_water: CachePadded(AtomicU64::new(0)),
             failed_allocations: CachePadded(AtomicU64::new(0)),
@@ -201,8 +203,9 @@ impl UsageCounters {
                     .wrapping_add(bytes as u64),
             )
         };
-        // |count| > flush_threshold, as one unsigned comparison.
-        if count.wrapping_add(self.flush_threshold) > self.flush_beyond {
+        // `count` holds the net bytes plus the threshold (see `lanes`), so "the net bytes'
+        // magnitude exceeds the threshold" is one unsigned comparison.
+        if count > self.flush_beyond {
             self.flush(counter);
         }
     }
@@ -212,7 +215,9 @@ impl UsageCounters {
     fn flush(&self, counter: &AtomicU64) {
         // Relaxed throughout: statistics, with no memory published through them; `swap` takes
         // exactly what the shared counter holds even while other threads add to it.
-        let count = counter.swap(0, Relaxed);
+        let count = counter
+            .swap(self.flush_threshold, Relaxed)
+            .wrapping_sub(self.flush_threshold);
         let total = self.total.fetch_add(count, Relaxed).wrapping_add(count);
         let total = (total as i64).max(0) as u64;
         // Most flushes cannot raise the mark (every downward one, and upward ones below the
