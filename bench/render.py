@@ -68,9 +68,11 @@ def markdown(doc: dict, svg_names: dict[str, str]) -> str:
     out = [f"### {m['label']}", ""]
     commit = src.get("commit", "?") + (" (uncommitted changes)" if src.get("dirty") else "")
     out.append(f"- command: `{doc['command']}`" + (" (from a pack)" if doc.get("packed") else ""))
+    processes = st.get("processes", 1)
     out.append(f"- commit {commit}, {doc['date']}, {st['reps']} timed repetition(s) after "
-               f"{st['warmup']} warm-up" + (", QUICK MODE (smoke test, not figures)"
-                                           if st.get("quick") else ""))
+               f"{st['warmup']} warm-up"
+               + (f" in each of {processes} processes, pooled" if processes > 1 else "")
+               + (", QUICK MODE (smoke test, not figures)" if st.get("quick") else ""))
     out.append(f"- CPU: {m['cpu_model']}, {m['cpus_available']} CPUs available"
                + (f", {m['physical_cores']} physical cores" if m.get("physical_cores") else "")
                + (f", {m['memory_gib']} GiB" if m.get("memory_gib") else "")

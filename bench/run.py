@@ -12,7 +12,9 @@ writes JSON, a Markdown table and SVG plots. Python 3 standard library only.
     python3 DIR/bench/run.py --packed DIR   run from such a pack on another machine (no build)
 
 Other flags: --only NAME[,NAME] (benchmarks), --threads 1,2,4 (default: powers of two up to the
-CPUs available, plus that count), --reps R, --warmup W, --machine LABEL, --no-write,
+CPUs available, plus that count), --reps R, --warmup W, --processes N (each program run in N
+processes per thread count, taking turns with its peers; every repetition pooled), --machine LABEL,
+--no-write,
 --results-dir DIR, --update-docs (put the tables into docs/PERFORMANCE.md), --no-cargo (use the
 existing target/release/libtaskdag.so), --timeout S.
 
@@ -610,6 +612,20 @@ def run_one(bench: Benchmark, impl: Impl, cfg: Config, threads: int, program: di
     return out
 
 
+def merge_processes(bench: Benchmark, runs: list[dict]) -> dict:
+    """One figure from the runs of one program in separate processes: every repetition of every
+    process pooled, since on a virtual machine a process's memory placement can move its
+    figures as much as anything measured (docs/PERFORMANCE.md, session 4). Any run that did not
+    succeed stands for them all."""
+    if len(runs) == 1 or any(r["status"] != "ok" for r in runs):
+        return next((r for r in runs if r["status"] == "failed"),
+                    next((r for r in runs if r["status"] != "ok"), runs[0]))
+    out = dict(runs[0], processes=len(runs))
+    for m in [bench.metric, *bench.extra_metrics]:
+        out[m.field] = summarize([v for r in runs for v in r[m.field]["values"]], m.unit)
+    return out
+
+
 def thread_list(args) -> list[int]:
     cpus = available_cpus()
     if args.threads:
@@ -646,9 +662,16 @@ def run_all(benches: list[Benchmark], manifest: dict, env: dict, args) -> tuple[
         for cfg in bench.configs:
             for t in (threads if bench.threaded else [1]):
                 figures, ratios = {}, {}
+                # Implementations take turns, one process each per round, so that a drift of
+                # the machine over the rounds reaches every one alike.
+                runs = {impl.name: [] for impl in bench.impls}
+                for _ in range(args.processes):
+                    for impl in bench.impls:
+                        runs[impl.name].append(
+                            run_one(bench, impl, cfg, t, programs.get((bench.name, impl.name)),
+                                    manifest, env, args))
                 for impl in bench.impls:
-                    fig = run_one(bench, impl, cfg, t, programs.get((bench.name, impl.name)),
-                                  manifest, env, args)
+                    fig = merge_processes(bench, runs[impl.name])
                     figures[impl.name] = fig
                     if fig["status"] == "ok":
                         m = fig[bench.metric.field]
@@ -700,6 +723,9 @@ def main() -> int:
                                       "to the available CPUs, and that count)")
     ap.add_argument("--reps", type=int, default=None, help="timed repetitions (default 5; quick 1)")
     ap.add_argument("--warmup", type=int, default=1, help="warm-up repetitions (default 1)")
+    ap.add_argument("--processes", type=int, default=1,
+                    help="processes per program and thread count, taking turns with the peers; "
+                         "the figure pools every repetition of every process (default 1)")
     ap.add_argument("--machine", help="machine label (default: '<cpus>-core <CPU model>')")
     ap.add_argument("--pack", metavar="DIR", type=Path, help="build and pack into DIR; no run")
     ap.add_argument("--packed", metavar="DIR", type=Path, help="run from a pack, no build")
@@ -714,8 +740,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.reps is None:
         args.reps = 1 if args.quick else 5
-    if args.reps < 1 or args.warmup < 0:
-        die("--reps must be >= 1 and --warmup >= 0")
+    if args.reps < 1 or args.warmup < 0 or args.processes < 1:
+        die("--reps and --processes must be >= 1 and --warmup >= 0")
     if args.pack and args.packed:
         die("--pack and --packed exclude each other")
     if args.update_docs and (args.quick or args.no_write):
@@ -765,6 +791,7 @@ def main() -> int:
                             .total_seconds(), 1),
         "command": shlex.join(["python3", "bench/run.py", *sys.argv[1:]]),
         "settings": {"quick": args.quick, "reps": args.reps, "warmup": args.warmup,
+                     "processes": args.processes,
                      "threads": thread_list(args), "arch": manifest.get("arch")},
         "benchmarks": results,
         "failures": failures,
