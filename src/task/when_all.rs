@@ -65,22 +65,20 @@ fn build_tree(
     what: &str,
 ) -> Result<NonNull<TaskHeader>> {
     let per_block = place.shared.when_all_per_block;
-    {
-        let mut chunks: Vec<*mut TaskHeader> = Vec::with_capacity(deps.len().div_ceil(per_block));
-        for chunk in deps.chunks(per_block) {
-            match build(place, chunk, holds, INTERNAL_REF, what) {
-                Ok(c) => chunks.push(c.as_ptr()),
-                Err(e) => {
-                    release_all(place, &chunks);
-                    if holds == Holds::Owned {
-                        release_all(place, &deps[chunks.len() * per_block..]);
-                    }
-                    return Err(e);
+    let mut chunks: Vec<*mut TaskHeader> = Vec::with_capacity(deps.len().div_ceil(per_block));
+    for chunk in deps.chunks(per_block) {
+        match build(place, chunk, holds, INTERNAL_REF, what) {
+            Ok(c) => chunks.push(c.as_ptr()),
+            Err(e) => {
+                release_all(place, &chunks);
+                if holds == Holds::Owned {
+                    release_all(place, &deps[chunks.len() * per_block..]);
                 }
+                return Err(e);
             }
         }
-        build(place, &chunks, Holds::Owned, result_ref, what)
     }
+    build(place, &chunks, Holds::Owned, result_ref, what)
 }
 
 /// A when_all of at most one block's worth of dependences.
