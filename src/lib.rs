@@ -14,6 +14,7 @@ pub mod priority;
 pub mod runtime;
 mod sync;
 pub mod task;
+mod thread_id;
 pub mod topology;
 pub mod view;
 pub mod work_graph;

@@ -31,6 +31,7 @@
 //! The registry uses `std` atomics even under `--cfg loom`: it lives in statics, which loom's
 //! atomics cannot, and the loom models pass lanes explicitly instead.
 
+use crate::thread_id;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -112,37 +113,11 @@ const CACHE_ENTRIES: usize = 16 * LANES;
 /// `thread id | lane index` of threads that own a lane, or 0; see the module comment.
 static LANE_CACHE: [AtomicUsize; CACHE_ENTRIES] = [const { AtomicUsize::new(0) }; CACHE_ENTRIES];
 
-/// An id of the calling thread, unique among live threads and never 0: its thread pointer,
-/// which the x86-64 TLS ABI keeps at %fs:0 (one load, where `pthread_self` is a call into libc).
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-#[inline(always)]
-fn thread_id() -> usize {
-    let id: usize;
-    // SAFETY: reads the thread pointer's self-reference; no side effects.
-    unsafe {
-        std::arch::asm!(
-            "mov {}, qword ptr fs:[0]",
-            out(reg) id,
-            options(nostack, readonly, preserves_flags, pure)
-        );
-    }
-    id
-}
-
-/// An id of the calling thread, unique among live threads and never 0 (its `pthread_t`).
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-#[inline]
-fn thread_id() -> usize {
-    // SAFETY: pthread_self has no preconditions.
-    unsafe { libc::pthread_self() as usize }
-}
-
 /// The first of the two `LANE_CACHE` entries where thread `id` may be cached; the second is its
 /// neighbour on the same line.
 #[inline(always)]
 fn cache_entry(id: usize) -> usize {
-    // Thread pointers are far apart and aligned; a multiplicative hash spreads their high bits.
-    (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) & (CACHE_ENTRIES - 1)
+    (thread_id::spread(id) >> 40) & (CACHE_ENTRIES - 1)
 }
 
 /// The calling thread's lane, assigned at its first call.
@@ -155,7 +130,7 @@ pub fn current() -> Lane {
 /// with no call (see the module comment).
 #[inline(always)]
 pub fn cached() -> Option<Lane> {
-    let id = thread_id();
+    let id = thread_id::current();
     // Relaxed: see the module comment.
     let entry = LANE_CACHE[cache_entry(id)].load(Ordering::Relaxed);
     (entry & !(LANES - 1) == id).then_some(Lane {
@@ -168,7 +143,7 @@ pub fn cached() -> Option<Lane> {
 #[cold]
 #[inline(never)]
 fn current_uncached() -> Lane {
-    let id = thread_id();
+    let id = thread_id::current();
     // Relaxed: see the module comment.
     let entry = LANE_CACHE[cache_entry(id) ^ 1].load(Ordering::Relaxed);
     if entry & !(LANES - 1) == id {
@@ -266,7 +241,7 @@ fn give_up_lane() {
     let lane = Lane::decode(CURRENT.with(Cell::get));
     if lane.exclusive {
         // First out of the cache, so that `current` reads the thread-local below from now on.
-        uncache(thread_id());
+        uncache(thread_id::current());
         // Anything this thread still allocates or frees while exiting goes through the
         // shared-lane path, because the lane is about to have a new owner.
         let shared = Lane {
@@ -359,7 +334,7 @@ mod tests {
         std::thread::spawn(|| {
             let lane = current();
             assert!(lane.is_exclusive(), "{lane:?}");
-            let id = thread_id();
+            let id = thread_id::current();
             let first = cache_entry(id);
             let entries = || [first, first ^ 1].map(|e| LANE_CACHE[e].load(Ordering::Relaxed));
             // Thread pointers are 64-byte aligned on x86-64 Linux, so an owner is cached there

@@ -19,7 +19,7 @@ use super::ready_stack::ReadyStack;
 use super::statistics::{SchedulerStatistics, Totals};
 use super::team_task::TeamState;
 use super::thread_table::ThreadTable;
-use super::worker::{current, this_thread, Worker};
+use super::worker::{current, Worker};
 use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Space, SpaceKind, Team};
@@ -136,7 +136,7 @@ impl Shared {
         if let [only] = &*self.workers {
             return only.is_current().then_some(only);
         }
-        let rank = self.threads.find(this_thread())?;
+        let rank = self.threads.find(crate::thread_id::current())?;
         self.workers.get(rank)
     }
 

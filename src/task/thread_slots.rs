@@ -2,7 +2,7 @@
 //! library every thread-local access is a call to `__tls_get_addr`, and every call that takes a
 //! task context needs this (`TaskContext::check`), three times per Fibonacci node.
 //!
-//! A process-wide table of `SLOTS` slots, each a thread id (`worker::this_thread`) and the
+//! A process-wide table of `SLOTS` slots, each a thread id (`thread_id::current`) and the
 //! scheduler and worker that thread serves. A thread that enters a wait's loop claims a free slot
 //! among the `PROBES` that follow its id's hash (CAS from 0 to its id), or keeps the one it holds
 //! from an outer wait; it records its worker there, restores the outer worker when it leaves, and
@@ -50,8 +50,7 @@ pub(crate) static TABLE: Table = Table {
 
 #[inline(always)]
 fn home(id: usize) -> usize {
-    // Thread pointers are far apart and aligned; a multiplicative hash spreads their high bits.
-    id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (usize::BITS - SLOTS.trailing_zeros())
+    crate::thread_id::spread(id) >> (usize::BITS - SLOTS.trailing_zeros())
 }
 
 impl Slot {

@@ -1,6 +1,6 @@
 //! Which worker the calling thread runs, without a thread-local (a thread-local costs a call to
 //! `__tls_get_addr` in a shared library): an open-addressing table from thread id (the thread
-//! pointer, `worker::this_thread`) to worker rank, filled when a wait starts and cleared when it
+//! pointer, `thread_id::current`) to worker rank, filled when a wait starts and cleared when it
 //! ends.
 //!
 //! Correctness: a thread only ever looks up its own id, and only its own insertion wrote it, so
@@ -19,8 +19,7 @@ pub(crate) struct ThreadTable {
 
 #[inline(always)]
 fn slot(id: usize, mask: usize) -> usize {
-    // Thread pointers are far apart and aligned; a multiplicative hash spreads their high bits.
-    (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) & mask
+    (crate::thread_id::spread(id) >> 40) & mask
 }
 
 impl ThreadTable {

@@ -16,6 +16,7 @@ use super::thread_slots::{SlotGuard, TABLE};
 use crate::exec::Team;
 use crate::pool::MemoryPool;
 use crate::priority::Priority;
+use crate::thread_id;
 use std::cell::{Cell, UnsafeCell};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -104,7 +105,7 @@ impl Worker {
     #[inline]
     pub(crate) fn is_current(&self) -> bool {
         // Relaxed: a thread only ever finds its own id here, which it stored itself.
-        self.thread.load(Ordering::Relaxed) == this_thread()
+        self.thread.load(Ordering::Relaxed) == thread_id::current()
     }
 
     #[inline]
@@ -134,27 +135,6 @@ impl Worker {
     }
 }
 
-/// An id of the calling thread, unique among live threads: its thread pointer, which the x86-64
-/// TLS ABI keeps at %fs:0 (one load, where `pthread_self` is a call into libc).
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-#[inline(always)]
-pub(crate) fn this_thread() -> usize {
-    let id: usize;
-    // SAFETY: reads the thread pointer's self-reference; no side effects.
-    unsafe {
-        std::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) id, options(nostack, readonly, preserves_flags, pure));
-    }
-    id
-}
-
-/// An id of the calling thread, unique among live threads (its pthread_t).
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-#[inline]
-pub(crate) fn this_thread() -> usize {
-    // SAFETY: pthread_self has no preconditions.
-    unsafe { libc::pthread_self() as usize }
-}
-
 thread_local! {
     /// The scheduler and worker the calling thread serves during a wait; nulls outside one.
     static CURRENT: Cell<(*const Shared, *const Worker)> =
@@ -165,7 +145,7 @@ thread_local! {
 /// thread table, else (no slot, or no wait) from the thread-local.
 #[inline(always)]
 pub(crate) fn current() -> (*const Shared, *const Worker) {
-    match TABLE.find(this_thread()) {
+    match TABLE.find(thread_id::current()) {
         Some(slot) => slot.get(),
         None => current_from_thread_local(),
     }
@@ -187,12 +167,12 @@ impl<'a> CurrentWorker<'a> {
     pub(crate) fn enter(shared: &Shared, worker: &'a Worker) -> CurrentWorker<'a> {
         let current = (shared as *const Shared, worker as *const Worker);
         let previous = CURRENT.with(|c| c.replace(current));
-        worker.thread.store(this_thread(), Ordering::Relaxed);
-        shared.threads.insert(this_thread(), worker.rank);
+        worker.thread.store(thread_id::current(), Ordering::Relaxed);
+        shared.threads.insert(thread_id::current(), worker.rank);
         CurrentWorker {
             previous,
             worker,
-            _slot: TABLE.enter(this_thread(), current),
+            _slot: TABLE.enter(thread_id::current(), current),
         }
     }
 }
