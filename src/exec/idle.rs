@@ -15,9 +15,21 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long an idle worker polls before it parks. Back-to-back dispatches (the common case in a
-/// time-step loop) then find workers awake; an idle pool stops burning cores after this long.
-const SPIN_BEFORE_PARK: Duration = Duration::from_micros(100);
+/// How long an idle worker spins before it starts yielding its core between polls, and how long
+/// it polls in all before it parks. Back-to-back dispatches (a time-step loop) then find workers
+/// awake, and so do dispatches a little apart (a step's serial part in between), while a worker
+/// that polls gives its core to any other ready thread; an idle pool stops polling after
+/// `POLL_BEFORE_PARK`.
+///
+/// Why so long: waking parked workers is slow. Each is a futex wake from the dispatching thread,
+/// one after the other, and in a virtual machine an idle vCPU takes tens of microseconds to run
+/// again. Measured on the 16-core GPU machine (a VM; bench/work_graph, 16 workers, whose
+/// benchmark resets the graph's outputs, about 1-2 ms, between runs): with workers parked after
+/// 100 us, fib(25) ran at 1.6-2.5 ns per item and fib(30) at 0.8-1.0; polling for 2 ms, at
+/// 0.45-0.51 and 0.38-0.51 (one worker: 3.2 and 3.6), in alternating processes of one call.
+/// GCC's OpenMP likewise spins for a while (GOMP_SPINCOUNT) before it sleeps.
+const SPIN_BEFORE_YIELD: Duration = Duration::from_micros(100);
+pub(crate) const POLL_BEFORE_PARK: Duration = Duration::from_millis(2);
 
 /// The slot a worker serves and its rank in that slot's instance.
 pub(crate) struct Route {
@@ -77,13 +89,13 @@ pub(crate) fn refresh_route(route: &mut Option<Route>) {
 
 /// Serves the route's slot until something arrives in the mailbox, which it returns.
 pub(crate) fn wait(mailbox: &Mailbox, route: &mut Option<Route>) -> Delivery {
-    let mut backoff = Backoff::new(SPIN_BEFORE_PARK);
+    let mut backoff = Backoff::yielding_after(SPIN_BEFORE_YIELD, POLL_BEFORE_PARK);
     loop {
         if let Some(delivery) = mailbox.poll() {
             return delivery;
         }
         if route.as_mut().is_some_and(Route::help) {
-            backoff = Backoff::new(SPIN_BEFORE_PARK);
+            backoff = Backoff::yielding_after(SPIN_BEFORE_YIELD, POLL_BEFORE_PARK);
             continue;
         }
         if backoff.keep_polling() {

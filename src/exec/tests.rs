@@ -4,6 +4,11 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+/// A pause after which idle workers have parked (`idle::POLL_BEFORE_PARK`).
+fn past_idle_polling() -> std::time::Duration {
+    idle::POLL_BEFORE_PARK + std::time::Duration::from_millis(1)
+}
+
 fn pool(threads: usize) -> Space {
     Space::threads(&PoolOptions {
         threads,
@@ -38,8 +43,8 @@ fn workers_wake_after_parking() {
     let space = pool(3);
     let count = AtomicUsize::new(0);
     for _ in 0..3 {
-        // Longer than the spin budget, so the workers park between dispatches.
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        // Longer than the workers poll, so they park between dispatches.
+        std::thread::sleep(past_idle_polling());
         space
             .run_on_all(&|_| {
                 count.fetch_add(1, Ordering::Relaxed);
@@ -87,7 +92,7 @@ fn dispatch_stress_with_parking_preemption_and_partitions() {
     for round in 0..rounds {
         let r = next();
         // Mostly back to back; sometimes a rank works past the control's spin budget, and
-        // sometimes the pool idles past the workers' spin budget.
+        // sometimes the pool idles past the workers' polling.
         let slow_rank = (r % 5) as usize;
         let delay = match r % 97 {
             0 => std::time::Duration::from_micros(300),
@@ -95,7 +100,7 @@ fn dispatch_stress_with_parking_preemption_and_partitions() {
             _ => std::time::Duration::ZERO,
         };
         if r % 211 == 0 {
-            std::thread::sleep(std::time::Duration::from_micros(150));
+            std::thread::sleep(past_idle_polling());
         }
         space
             .run_on_all(&|w| {
@@ -366,7 +371,7 @@ fn many_dispatches_on_many_threads_lose_no_worker() {
     for i in 0..3000 {
         if i % 500 == 0 {
             // Let the workers park, so wake-ups are exercised as well as polling.
-            std::thread::sleep(std::time::Duration::from_millis(2));
+            std::thread::sleep(past_idle_polling());
         }
         space
             .run_on_all(&|_| {
@@ -411,8 +416,8 @@ fn blocks_run_by_members(space: &Space) -> Vec<usize> {
 fn idle_members_claim_their_own_blocks_also_after_parking_and_partitions() {
     let space = pool(4);
     assert_eq!(blocks_run_by_members(&space), vec![0, 1, 2, 3]);
-    // Longer than the spin budget: the members park and must be woken by the dispatch.
-    std::thread::sleep(std::time::Duration::from_millis(5));
+    // Longer than the members poll: they park and must be woken by the dispatch.
+    std::thread::sleep(past_idle_polling());
     assert_eq!(blocks_run_by_members(&space), vec![0, 1, 2, 3]);
     let req = |threads| InstanceRequest {
         threads,
@@ -424,7 +429,7 @@ fn idle_members_claim_their_own_blocks_also_after_parking_and_partitions() {
         .run_instances(&[req(2), req(2)], &|i, sub| {
             // The members of each part serve the part's slot, with the part's ranks.
             let first = blocks_run_by_members(sub);
-            std::thread::sleep(std::time::Duration::from_millis(5));
+            std::thread::sleep(past_idle_polling());
             assert_eq!(blocks_run_by_members(sub), first);
             parts.lock().unwrap().push((i, first));
         })
@@ -440,7 +445,7 @@ fn idle_members_claim_their_own_blocks_also_after_parking_and_partitions() {
     );
 }
 
-/// Many block dispatches with random masks, uneven blocks, idle periods past the spin budget and
+/// Many block dispatches with random masks, uneven blocks, idle periods past the workers' polling and
 /// partitions in between, on more threads than this machine may have cores (so members are
 /// preempted mid-claim): every block runs exactly once per dispatch, on a thread of the
 /// instance, and never on a thread outside the mask.
@@ -467,7 +472,7 @@ fn block_dispatch_stress_with_masks_parking_and_partitions() {
             _ => std::time::Duration::ZERO,
         };
         if r % 197 == 0 {
-            std::thread::sleep(std::time::Duration::from_micros(300));
+            std::thread::sleep(past_idle_polling());
         }
         let runs: Vec<AtomicUsize> = (0..size).map(|_| AtomicUsize::new(0)).collect();
         let outside = AtomicUsize::new(0);
