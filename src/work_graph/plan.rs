@@ -9,7 +9,7 @@ use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::Space;
 use crate::priority::Priority;
-use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Priority levels (000 §2.4.2: High, Regular, Low).
@@ -24,10 +24,12 @@ pub struct WorkGraph {
     pub(super) graph: Arc<Crs>,
     pub(super) schedule: Schedule,
     /// Per position of the schedule, the number of the run in which its item last completed
-    /// (written by runs on several workers; `worker`).
-    pub(super) done: Box<[AtomicU32]>,
+    /// (written by runs on several workers; `worker`). One byte each: on many workers a run
+    /// moves these flags between cores for every item, next to the work function's own data,
+    /// and the wrap-around clear (`begin`) every 255 runs costs one write per item.
+    pub(super) done: Box<[AtomicU8]>,
     /// The number of the current run on several workers; never 0 while a run is in progress.
-    pub(super) epoch: AtomicU32,
+    pub(super) epoch: AtomicU8,
     /// The next position of the schedule that no worker has claimed.
     pub(super) cursor: CachePadded<AtomicUsize>,
     /// Per worker rank, a position that bounds from below every position it may still be
@@ -96,12 +98,12 @@ impl WorkGraph {
                 format!("no memory for the completion flags of {n} work items"),
             )
         })?;
-        done.extend((0..n).map(|_| AtomicU32::new(0)));
+        done.extend((0..n).map(|_| AtomicU8::new(0)));
         Ok(WorkGraph {
             graph,
             schedule,
             done: done.into_boxed_slice(),
-            epoch: AtomicU32::new(0),
+            epoch: AtomicU8::new(0),
             cursor: CachePadded(AtomicUsize::new(0)),
             lows: (0..low_water_slots())
                 .map(|_| CachePadded(AtomicUsize::new(0)))
@@ -161,7 +163,7 @@ impl WorkGraph {
         // A new run number, so that every flag (all older numbers) reads "not done". Before
         // the number wraps around, flags are cleared so that none can equal a future number.
         let epoch = self.epoch.load(Ordering::Relaxed);
-        let epoch = if epoch == u32::MAX {
+        let epoch = if epoch == u8::MAX {
             self.done.iter().for_each(|d| d.store(0, Ordering::Relaxed));
             1
         } else {

@@ -278,7 +278,8 @@ fn a_star_releases_every_point_after_its_center() {
 
 #[test]
 fn a_plan_runs_a_thousand_times() {
-    // A binary reduction tree: leaves 7..15, each inner item after its two children.
+    // A binary reduction tree: leaves 7..15, each inner item after its two children. On three
+    // workers, so the one-byte run numbers of the completion flags wrap around three times.
     let edges: Vec<_> = (1..15).map(|i| (i, (i - 1) / 2)).collect();
     let p = plan(from_edges(15, &edges));
     let space = threads(3);

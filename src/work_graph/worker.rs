@@ -166,7 +166,7 @@ impl WorkGraph {
         &self,
         rank: usize,
         size: usize,
-        epoch: u32,
+        epoch: u8,
         marks: &mut Marks<'_>,
         work: &F,
     ) -> bool {
@@ -200,7 +200,7 @@ impl WorkGraph {
     fn claim_chunks<F: Fn(usize) + ?Sized>(
         &self,
         size: usize,
-        epoch: u32,
+        epoch: u8,
         marks: &mut Marks<'_>,
         work: &F,
     ) -> bool {
@@ -234,7 +234,7 @@ impl WorkGraph {
         &self,
         start: usize,
         end: usize,
-        epoch: u32,
+        epoch: u8,
         marks: &mut Marks<'_>,
         work: &F,
     ) -> bool {
@@ -298,14 +298,14 @@ impl WorkGraph {
 
     /// Calls F on the item at position `p` and marks it complete.
     #[inline]
-    fn run_item<F: Fn(usize) + ?Sized>(&self, p: usize, epoch: u32, work: &F) {
+    fn run_item<F: Fn(usize) + ?Sized>(&self, p: usize, epoch: u8, work: &F) {
         work(self.schedule.order[p] as usize);
         // Release: a worker that sees this number also sees F's writes.
         self.done[p].store(epoch, Ordering::Release);
     }
 
     /// Runs positions `start..end`, all of whose predecessors are known to be complete.
-    fn run_ready<F: Fn(usize) + ?Sized>(&self, start: usize, end: usize, epoch: u32, work: &F) {
+    fn run_ready<F: Fn(usize) + ?Sized>(&self, start: usize, end: usize, epoch: u8, work: &F) {
         let order = &self.schedule.order[start..end];
         for (&item, flag) in order.iter().zip(&self.done[start..end]) {
             work(item as usize);
@@ -318,7 +318,7 @@ impl WorkGraph {
     /// the low-water mark without looking, those in the worker's own chunk by its `pending`
     /// mask, the others by their completion flags.
     #[inline(never)]
-    fn is_ready(&self, p: usize, pending: &Pending, epoch: u32, low_water: usize) -> bool {
+    fn is_ready(&self, p: usize, pending: &Pending, epoch: u8, low_water: usize) -> bool {
         for &q in self.schedule.predecessors(p) {
             let q = q as usize;
             if q < low_water {
