@@ -416,7 +416,13 @@ def source_info(repo: Path) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Build and pack
 # ---------------------------------------------------------------------------------------------
+# The peers the benchmarks compare against, from Debian (oneTBB's task_group and tbbmalloc,
+# Kokkos' MemoryPool, TaskScheduler and WorkGraphPolicy); GCC's OpenMP comes with the compiler.
+PEER_PACKAGES = ["libtbb-dev", "libtrilinos-kokkos-dev"]
+
+
 def build(repo: Path, build_dir: Path, args) -> dict:
+    run_cmd([repo / "scripts" / "ensure-deps.sh", *PEER_PACKAGES], cwd=repo)
     meta = capture(["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=repo)
     target_dir = Path(json.loads(meta)["target_directory"]) if meta else repo / "target"
     lib = target_dir / "release" / "libtaskdag.so"

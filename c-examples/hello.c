@@ -24,6 +24,9 @@ int main(void) {
 
   /* Defaults: all cores, the first GPU if there is one. */
   td_init_args args = TD_INIT_ARGS_INIT;
+  /* Idle workers spin this long (microseconds) waiting for the next dispatch before they
+   * sleep; -1 keeps the default. A program that dispatches in bursts far apart can use less. */
+  args.idle_spin_us = 1000;
   check(td_initialize(&args), "td_initialize");
 
   /* The configuration string belongs to us and goes back through td_string_free. */

@@ -30,13 +30,18 @@ program test_fortran_module
   call check(stat == TD_ERROR_INVALID_ARGUMENT, 'negative num_threads: invalid argument')
   call check(index(taskdag_last_error_message(), 'num_threads') > 0, 'the message names num_threads')
 
-  call taskdag_initialize(num_threads=1, stat=stat)
+  call taskdag_initialize(num_threads=1, stat=stat, idle_spin_us=-2_int64)
+  call check(stat == TD_ERROR_INVALID_ARGUMENT, 'idle_spin_us below -1: invalid argument')
+  call check(index(taskdag_last_error_message(), 'idle_spin_us') > 0, 'the message names idle_spin_us')
+
+  call taskdag_initialize(num_threads=1, stat=stat, idle_spin_us=250_int64)
   call check(stat == TD_OK, 'initialize with one thread')
   call taskdag_initialize(stat=stat)
   call check(stat == TD_ERROR_ALREADY_INITIALIZED, 'second initialize: already initialized')
   text = taskdag_configuration()
   call check(index(text, 'taskdag '//taskdag_version()) == 1, 'configuration starts with the version')
   call check(index(text, 'threads 1') > 0, 'configuration shows num_threads')
+  call check(index(text, 'idle workers spin 250 us') > 0, 'configuration shows idle_spin_us')
   call check(taskdag_status_name(TD_ERROR_STRUCT_SIZE) == 'TD_ERROR_STRUCT_SIZE', 'status names')
   call check(td_version() == TD_VERSION_MAJOR * 10000 + TD_VERSION_MINOR * 100 + TD_VERSION_PATCH, &
              'version constants match the library')

@@ -163,6 +163,44 @@ TEST_CASE_FIXTURE(finalized_runtime, "td_initialize rejects a device_id below -1
   CHECK(td_is_initialized() == 0);
 }
 
+static void sum_indices(int64_t begin, int64_t end, void* value, void*) {
+  for (int64_t i = begin; i < end; ++i) *static_cast<double*>(value) += static_cast<double>(i);
+}
+
+TEST_CASE_FIXTURE(finalized_runtime, "td_initialize passes idle_spin_us on to the threads space") {
+  for (long long us : {0LL, 250LL, 10000000LL}) {
+    CAPTURE(us);
+    td_init_args args = TD_INIT_ARGS_INIT;
+    args.idle_spin_us = us;
+    REQUIRE(td_initialize(&args) == TD_OK);
+    const std::string text = configuration();
+    CHECK_MESSAGE(contains(text, "idle workers spin " + std::to_string(us) + " us"), text);
+    // Workers that sleep at once (0) or spin long still run every dispatch.
+    td_space* space = nullptr;
+    REQUIRE(td_space_threads(&space) == TD_OK);
+    for (int round = 0; round < 20; ++round) {
+      td_range_policy range = TD_RANGE_POLICY_INIT;
+      range.end = 1000;
+      double sum = 0;
+      REQUIRE(td_parallel_reduce(space, &range, sum_indices, nullptr, TD_REDUCE_SUM,
+                                 TD_SCALAR_DOUBLE, &sum) == TD_OK);
+      CHECK(sum == 999.0 * 1000.0 / 2.0);
+    }
+    CHECK(td_space_release(space) == TD_OK);
+    REQUIRE(td_finalize() == TD_OK);
+  }
+}
+
+TEST_CASE_FIXTURE(finalized_runtime, "td_initialize rejects an idle_spin_us out of range and names the field") {
+  for (long long us : {-2LL, 10000001LL, (long long)INT64_MIN}) {
+    CAPTURE(us);
+    td_init_args args = TD_INIT_ARGS_INIT;
+    args.idle_spin_us = us;
+    CHECK_FAILS(td_initialize(&args), TD_ERROR_INVALID_ARGUMENT, "idle_spin_us", std::to_string(us));
+    CHECK(td_is_initialized() == 0);
+  }
+}
+
 TEST_CASE_FIXTURE(finalized_runtime, "td_initialize rejects more threads than the process may use") {
   td_init_args args = TD_INIT_ARGS_INIT;
   args.num_threads = 1 << 20;

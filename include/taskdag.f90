@@ -59,6 +59,8 @@ module taskdag
     integer(c_int) :: num_numa = 0         !< NUMA domains to use; 0 = all
     integer(c_int) :: cores_per_numa = 0   !< cores per NUMA domain; 0 = all
     integer(c_int) :: device_id = -1       !< CUDA device ordinal; -1 = first device, if any
+    !> microseconds an idle worker spins before it sleeps; -1 = default (5000), 0 = sleep at once
+    integer(c_int64_t) :: idle_spin_us = -1
   end type td_init_args
 
   !> Arguments of td_pool_create; start from td_pool_args_init(), then set min_total_alloc_size.
@@ -1672,14 +1674,17 @@ contains
 
   ! --- library -------------------------------------------------------------------------------
 
-  !> Starts the runtime with `num_threads` host threads (default 0: one per core).
-  subroutine taskdag_initialize(num_threads, stat)
+  !> Starts the runtime with `num_threads` host threads (default 0: one per core) whose idle
+  !> workers spin `idle_spin_us` microseconds before they sleep (default -1: the library's).
+  subroutine taskdag_initialize(num_threads, stat, idle_spin_us)
     integer, intent(in), optional :: num_threads
     integer, intent(out), optional :: stat
+    integer(c_int64_t), intent(in), optional :: idle_spin_us
     type(td_init_args) :: args
 
     args = td_init_args_init()
     if (present(num_threads)) args%num_threads = int(num_threads, c_int)
+    if (present(idle_spin_us)) args%idle_spin_us = idle_spin_us
     call report(td_initialize(args), stat)
   end subroutine taskdag_initialize
 

@@ -356,6 +356,14 @@ typedef struct td_init_args {
    * CUDA device ordinal; -1 = the first device, if any.
    */
   int device_id;
+  /**
+   * How long an idle worker keeps looking for work, spinning, before it sleeps, in
+   * microseconds: 0 = sleep at once, at most 10000000 (10 s); -1 = the default, 5000, or 100
+   * when there are more threads than CPUs available to the process. Spinning keeps workers
+   * ready for the next dispatch (waking a sleeping one takes tens of microseconds) at the cost
+   * of CPU time; docs/dispatch.md, "Sleeping workers".
+   */
+  int64_t idle_spin_us;
 } td_init_args;
 
 /**
@@ -2410,7 +2418,7 @@ enum td_status td_work_graph_release(struct td_work_graph *plan);
 #endif  /* TASKDAG_H */
 
 /** Default td_init_args: all cores, first GPU if any. */
-#define TD_INIT_ARGS_INIT { sizeof(td_init_args), 0, 0, 0, -1 }
+#define TD_INIT_ARGS_INIT { sizeof(td_init_args), 0, 0, 0, -1, -1 }
 /** Default td_pool_args in host memory; set min_total_alloc_size before td_pool_create. */
 #define TD_POOL_ARGS_INIT { sizeof(td_pool_args), TD_SPACE_HOST, 0, 64, 4096, 0 }
 /** A td_pool_stats ready for td_pool_usage_statistics. */

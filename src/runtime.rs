@@ -22,6 +22,8 @@ pub struct InitArgs {
     pub cores_per_numa: usize,
     /// CUDA device ordinal; `None` = the first device, if any.
     pub device_id: Option<u32>,
+    /// How long idle workers spin before they sleep; `None` = the default (exec::PoolOptions).
+    pub idle_spin: Option<std::time::Duration>,
 }
 
 /// The state of an initialized runtime.
@@ -124,6 +126,7 @@ fn pool_options(args: &InitArgs, topo: &Topology) -> PoolOptions {
             Vec::new()
         },
         numa,
+        idle_spin: args.idle_spin,
     }
 }
 

@@ -27,7 +27,16 @@ pub struct td_init_args {
     pub cores_per_numa: c_int,
     /// CUDA device ordinal; -1 = the first device, if any.
     pub device_id: c_int,
+    /// How long an idle worker keeps looking for work, spinning, before it sleeps, in
+    /// microseconds: 0 = sleep at once, at most 10000000 (10 s); -1 = the default, 5000, or 100
+    /// when there are more threads than CPUs available to the process. Spinning keeps workers
+    /// ready for the next dispatch (waking a sleeping one takes tens of microseconds) at the cost
+    /// of CPU time; docs/dispatch.md, "Sleeping workers".
+    pub idle_spin_us: i64,
 }
+
+/// Largest `td_init_args::idle_spin_us`.
+const MAX_IDLE_SPIN_US: i64 = 10_000_000;
 
 unsafe impl Versioned for td_init_args {
     const NAME: &'static str = "td_init_args";
@@ -39,6 +48,7 @@ unsafe impl Versioned for td_init_args {
             num_numa: 0,
             cores_per_numa: 0,
             device_id: -1,
+            idle_spin_us: -1,
         }
     }
 }
@@ -62,11 +72,22 @@ impl td_init_args {
                 ))
             })?),
         };
+        let idle_spin = match self.idle_spin_us {
+            -1 => None,
+            us @ 0..=MAX_IDLE_SPIN_US => Some(std::time::Duration::from_micros(us as u64)),
+            us => {
+                return Err(CError::invalid(format!(
+                    "`args->idle_spin_us` is {us}; it must be in 0..={MAX_IDLE_SPIN_US} \
+                     microseconds, or -1 for the default"
+                )))
+            }
+        };
         Ok(InitArgs {
             num_threads: count(self.num_threads, "num_threads")?,
             num_numa: count(self.num_numa, "num_numa")?,
             cores_per_numa: count(self.cores_per_numa, "cores_per_numa")?,
             device_id,
+            idle_spin,
         })
     }
 }

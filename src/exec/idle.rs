@@ -15,21 +15,39 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long an idle worker spins before it starts yielding its core between polls, and how long
-/// it polls in all before it parks. Back-to-back dispatches (a time-step loop) then find workers
-/// awake, and so do dispatches a little apart (a step's serial part in between), while a worker
-/// that polls gives its core to any other ready thread; an idle pool stops polling after
-/// `POLL_BEFORE_PARK`.
+/// How long an idle worker spins, polling its mailbox and its slot, before it parks, unless
+/// `td_init_args.idle_spin_us` says otherwise. Back-to-back dispatches (a time-step loop) and
+/// dispatches a few milliseconds apart (a step's serial part in between) then find workers
+/// awake; an idle pool stops burning cores after this long. GCC's OpenMP spins in the same way
+/// before it sleeps (`GOMP_SPINCOUNT`), Intel's OpenMP for 200 ms (`KMP_BLOCKTIME`).
 ///
 /// Why so long: waking parked workers is slow. Each is a futex wake from the dispatching thread,
 /// one after the other, and in a virtual machine an idle vCPU takes tens of microseconds to run
-/// again. Measured on the 16-core GPU machine (a VM; bench/work_graph, 16 workers, whose
-/// benchmark resets the graph's outputs, about 1-2 ms, between runs): with workers parked after
-/// 100 us, fib(25) ran at 1.6-2.5 ns per item and fib(30) at 0.8-1.0; polling for 2 ms, at
-/// 0.45-0.51 and 0.38-0.51 (one worker: 3.2 and 3.6), in alternating processes of one call.
-/// GCC's OpenMP likewise spins for a while (GOMP_SPINCOUNT) before it sleeps.
-const SPIN_BEFORE_YIELD: Duration = Duration::from_micros(100);
-pub(crate) const POLL_BEFORE_PARK: Duration = Duration::from_millis(2);
+/// again. Measured on the 16-core GPU machine (a VM; bench/work_graph on 16 workers, whose
+/// benchmark resets and checks the graph's outputs, about 1-3 ms, between runs), ns per item:
+/// parking after 100 us, fib(30) 0.70-1.02 and fib(25) 1.40-3.09; spinning 2 ms, then parking,
+/// 0.24-0.36 and 0.34-0.79 in most processes, with whole processes at 1.3-1.9 on fib(30) (the
+/// pause between runs exceeded 2 ms); spinning 5 ms, 0.43-0.81 and 0.52-0.86, with no such
+/// process (but a first repetition of fib(25) at 14 in two of three, as with 50 ms); one
+/// worker 2.9-5.9 and 3.5-3.8 (two machines). Yielding the core between polls after the first
+/// 100 us, which would leave it to other ready threads, kept fib(25) at 1.26-1.42, about as
+/// slow as parking, against 0.34-0.41 for spinning in the same call.
+///
+/// A pool with more threads than the process has CPUs spins only briefly: a spinning worker
+/// would hold a CPU that another thread of the pool needs (libgomp likewise cuts its spin count
+/// when it has more threads than CPUs).
+const DEFAULT_IDLE_SPIN: Duration = Duration::from_millis(5);
+const OVERSUBSCRIBED_IDLE_SPIN: Duration = Duration::from_micros(100);
+
+/// The idle spin of a pool of `threads` threads when its creator did not choose one.
+pub(crate) fn default_spin(threads: usize) -> Duration {
+    let cpus = crate::topology::available_cpus().len();
+    if cpus != 0 && threads > cpus {
+        OVERSUBSCRIBED_IDLE_SPIN
+    } else {
+        DEFAULT_IDLE_SPIN
+    }
+}
 
 /// The slot a worker serves and its rank in that slot's instance.
 pub(crate) struct Route {
@@ -88,14 +106,14 @@ pub(crate) fn refresh_route(route: &mut Option<Route>) {
 }
 
 /// Serves the route's slot until something arrives in the mailbox, which it returns.
-pub(crate) fn wait(mailbox: &Mailbox, route: &mut Option<Route>) -> Delivery {
-    let mut backoff = Backoff::yielding_after(SPIN_BEFORE_YIELD, POLL_BEFORE_PARK);
+pub(crate) fn wait(mailbox: &Mailbox, route: &mut Option<Route>, spin: Duration) -> Delivery {
+    let mut backoff = Backoff::new(spin);
     loop {
         if let Some(delivery) = mailbox.poll() {
             return delivery;
         }
         if route.as_mut().is_some_and(Route::help) {
-            backoff = Backoff::yielding_after(SPIN_BEFORE_YIELD, POLL_BEFORE_PARK);
+            backoff = Backoff::new(spin);
             continue;
         }
         if backoff.keep_polling() {

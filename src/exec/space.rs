@@ -148,16 +148,17 @@ impl Space {
             None => "serial".to_string(),
             Some(t) => {
                 let cpus = self.hardware_threads();
-                if cpus.iter().all(Option::is_some) {
+                let placement = if cpus.iter().all(Option::is_some) {
                     let list: Vec<String> = cpus.iter().flatten().map(|c| c.to_string()).collect();
-                    format!(
-                        "{} thread(s) pinned to CPUs [{}]",
-                        t.active,
-                        list.join(", ")
-                    )
+                    format!("pinned to CPUs [{}]", list.join(", "))
                 } else {
-                    format!("{} thread(s), not pinned", t.active)
-                }
+                    "not pinned".to_string()
+                };
+                format!(
+                    "{} thread(s), {placement}, idle workers spin {} us before they sleep",
+                    t.active,
+                    t.pool.idle_spin().as_micros()
+                )
             }
         }
     }

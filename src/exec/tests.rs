@@ -4,17 +4,27 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// A pause after which idle workers have parked (`idle::POLL_BEFORE_PARK`).
+/// How long the workers of these tests' pools spin before they park: shorter than the default,
+/// so that tests of the park and wake paths need not sleep long, and so that pools with more
+/// threads than the machine has cores do not spend their time slices spinning.
+const TEST_IDLE_SPIN: std::time::Duration = std::time::Duration::from_micros(100);
+
+/// A pause after which idle workers have parked.
 fn past_idle_polling() -> std::time::Duration {
-    idle::POLL_BEFORE_PARK + std::time::Duration::from_millis(1)
+    TEST_IDLE_SPIN + std::time::Duration::from_millis(1)
 }
 
-fn pool(threads: usize) -> Space {
+fn pool_spinning(threads: usize, idle_spin: std::time::Duration) -> Space {
     Space::threads(&PoolOptions {
         threads,
+        idle_spin: Some(idle_spin),
         ..PoolOptions::default()
     })
     .unwrap()
+}
+
+fn pool(threads: usize) -> Space {
+    pool_spinning(threads, TEST_IDLE_SPIN)
 }
 
 #[test]
@@ -35,6 +45,29 @@ fn every_rank_runs_once_per_dispatch() {
             assert_eq!(seen, (0..threads).collect::<Vec<_>>());
         }
         assert!(!is_in_parallel());
+    }
+}
+
+#[test]
+fn workers_that_park_at_once_still_run_every_dispatch() {
+    // idle_spin 0: every worker parks as soon as it finds nothing, so each dispatch below goes
+    // through the wake path.
+    let space = pool_spinning(4, std::time::Duration::ZERO);
+    for round in 0..200 {
+        let ranks = Mutex::new(HashSet::new());
+        space
+            .run_on_all(&|w| {
+                ranks.lock().unwrap().insert(w.rank);
+            })
+            .unwrap();
+        assert_eq!(ranks.into_inner().unwrap().len(), 4, "round {round}");
+        let blocks = AtomicUsize::new(0);
+        space
+            .run_blocks(&|_| {
+                blocks.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        assert_eq!(blocks.into_inner(), 4, "round {round}");
     }
 }
 

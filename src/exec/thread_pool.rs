@@ -17,6 +17,7 @@ use crate::error::{Error, ErrorKind, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// How to build a pool.
 #[derive(Debug, Clone, Default)]
@@ -31,6 +32,10 @@ pub struct PoolOptions {
     pub cpus: Vec<usize>,
     /// NUMA domain of each rank; empty means all in domain 0.
     pub numa: Vec<usize>,
+    /// How long an idle worker spins, looking for work, before it parks; `None` =
+    /// `idle::DEFAULT_IDLE_SPIN`, or `idle::OVERSUBSCRIBED_IDLE_SPIN` when the pool has more
+    /// threads than the process has CPUs (idle.rs says why).
+    pub idle_spin: Option<Duration>,
 }
 
 pub(crate) struct ThreadPool {
@@ -47,11 +52,17 @@ pub(crate) struct Shared {
     pub(crate) numa: Box<[usize]>,
     /// The job slot of the root instance, which every worker serves from the start.
     pub(crate) root_slot: Arc<Slot>,
+    idle_spin: Duration,
 }
 
 static NEXT_POOL_ID: AtomicU64 = AtomicU64::new(1);
 
 impl ThreadPool {
+    /// How long this pool's idle workers spin before they park.
+    pub(crate) fn idle_spin(&self) -> Duration {
+        self.shared.idle_spin
+    }
+
     pub(crate) fn new(opts: &PoolOptions) -> Result<ThreadPool> {
         let n = opts.threads;
         if n == 0 {
@@ -73,6 +84,7 @@ impl ThreadPool {
                 .map(|r| opts.numa.get(r).copied().unwrap_or(0))
                 .collect(),
             root_slot: Arc::new(Slot::new(n)),
+            idle_spin: opts.idle_spin.unwrap_or_else(|| idle::default_spin(n)),
         });
         current::enter_pool(shared.id, 0, shared.cpus[0]);
         let mut workers = Vec::with_capacity(n - 1);
@@ -186,7 +198,7 @@ fn worker_main(shared: &Shared, rank: usize) {
     let mut route: Option<Route> = None;
     idle::refresh_route(&mut route);
     loop {
-        match idle::wait(mailbox, &mut route) {
+        match idle::wait(mailbox, &mut route, shared.idle_spin) {
             Delivery::Shutdown => return,
             Delivery::Job(job, index) => {
                 // SAFETY: the control thread keeps the job alive until every posted worker has
