@@ -299,3 +299,36 @@ fn check_wrapped_cuda_memory(label: &str, space: MemorySpace, ptr: NonNull<u8>) 
 fn check_wrapped_cuda_memory(label: &str, space: MemorySpace, _ptr: NonNull<u8>) -> Result<()> {
     Err(errors::space_unavailable(label, space))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(bytes: usize, zeroed: bool) -> AllocationRecord {
+        AllocationRecord::allocate(c"big".into(), MemorySpace::Host, bytes, zeroed).unwrap()
+    }
+
+    #[test]
+    fn large_host_arrays_are_zeroed_writable_and_on_huge_page_boundaries() {
+        // Sizes that are not a whole number of pages, small and large ones, fresh and reused.
+        for (bytes, zeroed) in [(64, true), ((2 << 20) - 8, true), ((3 << 20) + 24, true)]
+            .into_iter()
+            .chain([((5 << 20) + 8, false), ((2 << 20) + 4096, true)])
+        {
+            let r = record(bytes, zeroed);
+            let base = r.base().as_ptr();
+            #[cfg(target_os = "linux")]
+            if bytes >= HUGE_PAGE_BYTES && huge_pages_wanted() {
+                assert_eq!(base as usize % HUGE_PAGE_BYTES, 0, "{bytes} bytes");
+            }
+            assert_eq!(base as usize % HOST_ALIGNMENT, 0);
+            // SAFETY: the record owns `bytes` bytes at `base`, used by this thread alone.
+            let memory = unsafe { std::slice::from_raw_parts_mut(base, bytes) };
+            if zeroed {
+                assert!(memory.iter().all(|&b| b == 0), "{bytes} bytes");
+            }
+            memory.fill(0xa5);
+            assert!(memory[0] == 0xa5 && memory[bytes - 1] == 0xa5);
+        }
+    }
+}
