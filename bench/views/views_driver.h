@@ -2,7 +2,8 @@
  * views_driver.h: the deep_copy benchmark, shared by every implementation.
  *
  * An implementation file (views_taskdag.c, views_memcpy.c, views_kokkos.cpp) defines IMPL_NAME
- * and IMPL_MAX_THREADS (0 = any number) before including this header, and after it:
+ * and IMPL_MAX_THREADS (0 = any number) before including this header (and IMPL_DST_LAYOUT(p)
+ * when its destination is not in p->dst_layout, as the memcpy peer's), and after it:
  *   static int     impl_setup(const views_params *p, char *err, size_t n);  0 = ok; allocates
  *                  the source (layout p->src_layout) and the destination (p->dst_layout)
  *   static double *impl_src(const size_t *index);   address of source element `index`
@@ -19,7 +20,15 @@
  * first --threads CPUs it may run on, so that every implementation sizes its threads from the
  * same CPU set.
  *
- * Figure per repetition: gb_per_s = bytes of one array / wall time of the copy / 1e9.
+ * Before any timed copy the driver writes every element of both arrays, each in its own memory
+ * order (the source its values, the destination a sentinel that no source element holds), so
+ * that every page of both is faulted in, in the same way for every implementation, and the
+ * timed copies measure the copy, not first touches. The info line reports how much of the
+ * process's anonymous memory the kernel then backs with transparent huge pages
+ * ("anon_huge_mib", from /proc/self/smaps_rollup; -1 where that cannot be read).
+ *
+ * Figure per repetition: gb_per_s = bytes of one array / wall time of the copy / 1e9; --warmup
+ * untimed copies come first (1 by default), and the harness reports the median.
  *
  * Validation: the source holds a value unique to each element; after the last repetition every
  * destination element must hold the value of the source element with the same indices, and the
@@ -39,6 +48,15 @@
 #include "../common/bench_util.h"
 
 enum { VIEWS_LEFT = 0, VIEWS_RIGHT = 1 };
+
+/* The layout of the implementation's destination array (memory order of the prefault). */
+#ifndef IMPL_DST_LAYOUT
+#define IMPL_DST_LAYOUT(p) ((p)->dst_layout)
+#endif
+
+/* Written to every destination element before the timed copies: no source element holds it
+   (source values are >= 0.5). */
+#define VIEWS_SENTINEL (-1.0)
 
 typedef struct views_params {
     int threads;
@@ -75,6 +93,30 @@ static inline size_t views_offset(const views_params *p, int layout, const size_
 /* The value of source element `index`: its C-order position, exact in a double. */
 static inline double views_value(const size_t *index) {
     return (double)views_offset(&g_params, VIEWS_RIGHT, index) + 0.5;
+}
+
+/* The index after `index` in the memory order of `layout` (first index fastest for
+   LayoutLeft, last for LayoutRight); 0 after the last one. */
+static int views_next(int layout, size_t *index) {
+    int k;
+    for (k = 0; k < g_params.rank; ++k) {
+        const int d = layout == VIEWS_LEFT ? k : g_params.rank - 1 - k;
+        if (++index[d] < g_params.extents[d]) return 1;
+        index[d] = 0;
+    }
+    return 0;
+}
+
+/* MiB of anonymous memory backed by transparent huge pages (AnonHugePages), or -1. */
+static long views_anon_huge_mib(void) {
+    char line[256];
+    long kib = -1;
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %ld kB", &kib) == 1) break;
+    fclose(f);
+    return kib < 0 ? -1 : kib / 1024;
 }
 
 /* Visits every index of the array, last index fastest. */
@@ -204,12 +246,15 @@ int main(int argc, char **argv) {
     views_restrict_cpus(g_params.threads);
     err[0] = '\0';
     if (impl_setup(&g_params, err, sizeof err) != 0) bench_die(BENCH_EXIT_WRONG, "%s setup failed: %s", IMPL_NAME, err);
-    VIEWS_FOR_EACH(index) *impl_src(index) = views_value(index);
+    do *impl_src(index) = views_value(index);
+    while (views_next(g_params.src_layout, index));
+    do *impl_dst(index) = VIEWS_SENTINEL;
+    while (views_next(IMPL_DST_LAYOUT(&g_params), index));
 
     printf("{\"type\":\"info\",");
     views_print_common(stdout);
     impl_info(stdout);
-    printf("}\n");
+    printf(",\"anon_huge_mib\":%ld}\n", views_anon_huge_mib());
     fflush(stdout);
 
     for (rep = 0; rep < g_params.warmup + g_params.reps; ++rep) {

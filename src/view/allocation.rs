@@ -6,6 +6,15 @@
 //! memory space's allocator: the global allocator for host memory, the CUDA back-end's
 //! `DeviceBuffer` (TD_SPACE_CUDA) and `PinnedBuffer` (TD_SPACE_CUDA_HOST_PINNED), each freed by
 //! its own drop. Without the `cuda` feature the CUDA spaces report `Unavailable`.
+//!
+//! Large host arrays (at least `HUGE_PAGE_BYTES`, on Linux) are mapped directly, aligned to 2 MiB
+//! and advised to the kernel as transparent huge pages (`MADV_HUGEPAGE`), unless the environment
+//! variable `TASKDAG_HUGE_PAGES` is `0`. A permuting deep_copy touches a few hundred pages per
+//! tile; with 4 KiB pages each costs a TLB entry and often a page walk, with 2 MiB pages a 256 MiB
+//! transpose touches a handful (one thread on the 16-core Xeon: see docs/views.md). An
+//! environment variable rather than a view flag because huge pages are a policy of the machine
+//! and the run (memory footprint, THP settings), like glibc's `glibc.malloc.hugetlb` tunable,
+//! not of the code creating the view; it needs no rebuild to compare.
 
 use super::errors;
 use crate::error::Result;
@@ -17,11 +26,19 @@ use std::ptr::NonNull;
 /// Alignment of host allocations: a cache line, so that padded rows start on one (layout.rs).
 const HOST_ALIGNMENT: usize = 64;
 
+/// Size and alignment of a transparent huge page on x86-64 (and on aarch64 with 4 KiB pages);
+/// host arrays of at least this size are mapped for huge pages.
+#[cfg(target_os = "linux")]
+const HUGE_PAGE_BYTES: usize = 2 << 20;
+
 /// Where a view's elements live and who frees them.
 #[derive(Debug)]
 enum Memory {
     /// Host memory from the global allocator, freed with `layout`.
     Host { ptr: NonNull<u8>, layout: Layout },
+    /// A large host array mapped for huge pages (`map_huge`), unmapped with `len`.
+    #[cfg(target_os = "linux")]
+    Mapped { ptr: NonNull<u8>, len: usize },
     /// A caller's memory wrapped by an unmanaged view (004, "Unmanaged"); never freed here.
     Unmanaged { ptr: NonNull<u8> },
     /// Device memory (TD_SPACE_CUDA), freed when the buffer drops.
@@ -68,6 +85,14 @@ impl AllocationRecord {
     ) -> Result<AllocationRecord> {
         let text = label.to_string_lossy().into_owned();
         let memory = match space {
+            #[cfg(target_os = "linux")]
+            MemorySpace::Host if bytes >= HUGE_PAGE_BYTES && huge_pages_wanted() => {
+                // Fresh anonymous mappings are zero-filled (lazily, at the first touch), so
+                // `zeroed` costs nothing here.
+                let (ptr, len) =
+                    map_huge(bytes).ok_or_else(|| errors::out_of_memory(&text, bytes, space))?;
+                Memory::Mapped { ptr, len }
+            }
             MemorySpace::Host => {
                 let layout = Layout::from_size_align(bytes, HOST_ALIGNMENT)
                     .map_err(|_| errors::out_of_memory(&text, bytes, space))?;
@@ -133,6 +158,8 @@ impl AllocationRecord {
     pub(crate) fn base(&self) -> NonNull<u8> {
         match &self.memory {
             Memory::Host { ptr, .. } | Memory::Unmanaged { ptr } => *ptr,
+            #[cfg(target_os = "linux")]
+            Memory::Mapped { ptr, .. } => *ptr,
             #[cfg(feature = "cuda")]
             Memory::Device(buffer) => address(buffer.address()),
             #[cfg(feature = "cuda")]
@@ -148,11 +175,74 @@ impl AllocationRecord {
 
 impl Drop for AllocationRecord {
     fn drop(&mut self) {
-        if let Memory::Host { ptr, layout } = self.memory {
+        match self.memory {
             // SAFETY: allocated in `allocate` with this layout; the last view is gone.
-            unsafe { alloc::dealloc(ptr.as_ptr(), layout) };
+            Memory::Host { ptr, layout } => unsafe { alloc::dealloc(ptr.as_ptr(), layout) },
+            // SAFETY: mapped by `map_huge` with this length; the last view is gone. munmap of
+            // a mapping we own fails only for invalid arguments, which these are not.
+            #[cfg(target_os = "linux")]
+            Memory::Mapped { ptr, len } => unsafe {
+                libc::munmap(ptr.as_ptr().cast(), len);
+            },
+            _ => {}
         }
     }
+}
+
+/// Whether large host arrays get huge pages: unless `TASKDAG_HUGE_PAGES=0` (read once).
+#[cfg(target_os = "linux")]
+fn huge_pages_wanted() -> bool {
+    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WANTED.get_or_init(|| !matches!(std::env::var_os("TASKDAG_HUGE_PAGES"), Some(v) if v == "0"))
+}
+
+/// Maps `bytes` of zero-filled memory at a 2 MiB boundary and advises transparent huge pages
+/// for it. Returns the address and the mapped length (`bytes` rounded up to the page size), or
+/// None when the kernel refuses the mapping.
+///
+/// The mapping is made `HUGE_PAGE_BYTES` longer than needed and trimmed to the aligned part,
+/// since mmap only promises page alignment. The advice may fail (a kernel without THP, or THP
+/// set to "never" answers EINVAL): the memory is then used with ordinary pages, which is what
+/// the global allocator would have given.
+#[cfg(target_os = "linux")]
+fn map_huge(bytes: usize) -> Option<(NonNull<u8>, usize)> {
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+        .ok()
+        .filter(|p| p.is_power_of_two() && *p <= HUGE_PAGE_BYTES)?;
+    let len = bytes.checked_next_multiple_of(page)?;
+    let reserved = len.checked_add(HUGE_PAGE_BYTES)?;
+    // SAFETY: a fresh private anonymous mapping; it aliases nothing.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            reserved,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return None;
+    }
+    let start = (base as usize).next_multiple_of(HUGE_PAGE_BYTES);
+    let head = start - base as usize;
+    let tail = reserved - head - len;
+    // SAFETY: the head [base, start) and the tail [start + len, base + reserved) are page-aligned
+    // parts of the mapping just made (base, start, len and reserved are multiples of the page
+    // size), which nothing else uses; [start, start + len) stays mapped. The advice only changes
+    // how the kernel backs [start, start + len).
+    unsafe {
+        if head > 0 {
+            libc::munmap(base, head);
+        }
+        if tail > 0 {
+            libc::munmap((start + len) as *mut libc::c_void, tail);
+        }
+        libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    }
+    NonNull::new(start as *mut u8).map(|ptr| (ptr, len))
 }
 
 /// A buffer's address as the record's base (buffers never sit at address 0).
@@ -208,4 +298,37 @@ fn check_wrapped_cuda_memory(label: &str, space: MemorySpace, ptr: NonNull<u8>) 
 #[cfg(not(feature = "cuda"))]
 fn check_wrapped_cuda_memory(label: &str, space: MemorySpace, _ptr: NonNull<u8>) -> Result<()> {
     Err(errors::space_unavailable(label, space))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(bytes: usize, zeroed: bool) -> AllocationRecord {
+        AllocationRecord::allocate(c"big".into(), MemorySpace::Host, bytes, zeroed).unwrap()
+    }
+
+    #[test]
+    fn large_host_arrays_are_zeroed_writable_and_on_huge_page_boundaries() {
+        // Sizes that are not a whole number of pages, small and large ones, fresh and reused.
+        for (bytes, zeroed) in [(64, true), ((2 << 20) - 8, true), ((3 << 20) + 24, true)]
+            .into_iter()
+            .chain([((5 << 20) + 8, false), ((2 << 20) + 4096, true)])
+        {
+            let r = record(bytes, zeroed);
+            let base = r.base().as_ptr();
+            #[cfg(target_os = "linux")]
+            if bytes >= HUGE_PAGE_BYTES && huge_pages_wanted() {
+                assert_eq!(base as usize % HUGE_PAGE_BYTES, 0, "{bytes} bytes");
+            }
+            assert_eq!(base as usize % HOST_ALIGNMENT, 0);
+            // SAFETY: the record owns `bytes` bytes at `base`, used by this thread alone.
+            let memory = unsafe { std::slice::from_raw_parts_mut(base, bytes) };
+            if zeroed {
+                assert!(memory.iter().all(|&b| b == 0), "{bytes} bytes");
+            }
+            memory.fill(0xa5);
+            assert!(memory[0] == 0xa5 && memory[bytes - 1] == 0xa5);
+        }
+    }
 }

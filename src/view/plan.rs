@@ -8,10 +8,11 @@
 //! destination stride (`col`, written sequentially) and the one with the smallest source stride
 //! (`row`). When they differ the copy transposes, and a tile of 1 KiB each way (cut evenly,
 //! so no sliver is left at an edge) keeps the source and destination lines it touches in the
-//! caches while it is done; large transposes also prefetch the next tile's source and write
-//! with non-temporal stores (stream.rs). When the two dimensions are the same, `row` is the next
-//! dimension by destination stride and tiles are long runs. The remaining dimensions index the
-//! tiles. Each tile is one block of `parallel::for_each_block`.
+//! caches while it is done; large transposes also prefetch the next tile's source (a few lines
+//! before each row of the current tile) and write with non-temporal stores (stream.rs). When
+//! the two dimensions are the same, `row` is the next dimension by destination stride and tiles
+//! are long runs. The remaining dimensions index the tiles. Each tile is one block of
+//! `parallel::for_each_block`.
 
 use super::kernel::{self, Tile};
 use super::parallel;
@@ -181,13 +182,15 @@ impl Plan {
             if fill {
                 kernel::fill_tile(self.size, dst, src as *const u8, &tile);
             } else if self.streaming {
-                if block + 1 < self.blocks {
+                let mut prefetch = if block + 1 < self.blocks {
                     let (_, next, next_tile) = self.block(block + 1);
                     let next = (src as *const u8).wrapping_add(next * self.size);
-                    stream::prefetch_source(self.size, next, &next_tile);
-                }
+                    stream::Prefetch::new(self.size, next, Some(&next_tile), tile.rows)
+                } else {
+                    stream::Prefetch::new(self.size, src as *const u8, None, tile.rows)
+                };
                 let src = (src as *const u8).add(src_offset * self.size);
-                stream::copy_tile_streaming(self.size, dst, src, &tile);
+                stream::copy_tile_streaming(self.size, dst, src, &tile, &mut prefetch);
             } else {
                 let src = (src as *const u8).add(src_offset * self.size);
                 kernel::copy_tile(self.size, dst, src, &tile);
