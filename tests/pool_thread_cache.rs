@@ -303,18 +303,20 @@ fn without_thread_caches_every_free_returns_the_block_at_once() {
 
 /// Threads allocate blocks of random sizes, fill them with their own pattern, pass half of them
 /// to the next thread, which checks and frees them (a free into another thread's cache than the
-/// allocating one's), and free the rest themselves. Then every byte of the pool is allocatable
+/// allocating one's), and free the rest themselves (also the blocks for a next thread whose inbox
+/// is full, which bounds the blocks in flight). Then every byte of the pool is allocatable
 /// again from one thread.
 #[test]
 fn threads_passing_blocks_between_their_caches_never_share_a_block() {
     const THREADS: usize = 4;
     const ROUNDS: usize = 20_000;
     let _alone = lanes_alone();
-    // Large enough for every block a slow thread may have waiting in its inbox.
-    let p = Arc::new(pool(64 << 20, true));
+    // Inboxes hold at most INBOX blocks; the pool has room for all of them at the largest size.
+    const INBOX: usize = 256;
+    let p = Arc::new(pool(16 << 20, true));
     let barrier = Arc::new(Barrier::new(THREADS));
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..THREADS)
-        .map(|_| mpsc::channel::<(usize, usize, u8)>())
+        .map(|_| mpsc::sync_channel::<(usize, usize, u8)>(INBOX))
         .unzip();
     let handles: Vec<_> = receivers
         .into_iter()
@@ -358,7 +360,10 @@ fn threads_passing_blocks_between_their_caches_never_share_a_block() {
                     }
                     for (i, block) in mine.into_iter().enumerate() {
                         if i % 2 == 0 {
-                            next.send(block).unwrap();
+                            // Blocking on a full inbox could deadlock the ring of threads.
+                            if let Err(mpsc::TrySendError::Full(block)) = next.try_send(block) {
+                                check_and_free(block);
+                            }
                         } else {
                             check_and_free(block);
                         }
