@@ -88,10 +88,12 @@ static td_pool_stats statistics(const td_pool *pool) {
 
 static void print_statistics(const char *when, const td_pool_stats *s) {
   printf("%s: capacity %llu bytes in %llu superblocks of %llu; %llu superblocks in use; "
-         "%llu blocks (%llu bytes) allocated; high water %llu bytes; failed allocations %llu\n",
+         "%llu blocks (%llu bytes) allocated; %llu free blocks (%llu bytes) in thread caches; "
+         "high water %llu bytes; failed allocations %llu\n",
          when, (unsigned long long)s->capacity_bytes, (unsigned long long)s->capacity_superblocks,
          (unsigned long long)s->superblock_bytes, (unsigned long long)s->consumed_superblocks,
          (unsigned long long)s->consumed_blocks, (unsigned long long)s->consumed_bytes,
+         (unsigned long long)s->cached_blocks, (unsigned long long)s->cached_bytes,
          (unsigned long long)s->high_water_bytes, (unsigned long long)s->failed_allocations);
 }
 
@@ -142,6 +144,11 @@ int main(void) {
     check(td_pool_deallocate(pool, filled[i], MAX_BLOCK), "td_pool_deallocate");
   }
   free(filled);
+  /* The blocks just freed wait in this thread's cache (td_pool_args.thread_cache) for its next
+   * allocations; a thread that is done with the pool for a while hands them back. */
+  td_pool_stats freed = statistics(pool);
+  print_statistics("after freeing", &freed);
+  check(td_pool_flush_thread_cache(pool), "td_pool_flush_thread_cache");
   td_pool_stats after = statistics(pool);
   print_statistics("at the end", &after);
 
@@ -149,7 +156,8 @@ int main(void) {
            && after_threads.consumed_bytes == 0 && after_threads.failed_allocations == 0
            && exhausted == TD_ERROR_POOL_EXHAUSTED
            && count == capacity / MAX_BLOCK && full.failed_allocations == 1
-           && after.consumed_bytes == 0 && after.consumed_blocks == 0;
+           && after.consumed_bytes == 0 && after.consumed_blocks == 0
+           && freed.cached_blocks > 0 && after.cached_blocks == 0 && after.cached_bytes == 0;
 
   check(td_pool_release(pool), "td_pool_release");
   check(td_finalize(), "td_finalize");

@@ -8,7 +8,7 @@ program pool_example
   implicit none
 
   integer, parameter :: n = 100  ! doubles per block: 800 bytes, a 1024-byte block
-  type(taskdag_pool) :: pool
+  type(taskdag_pool) :: pool, uncached
   type(td_pool_stats) :: stats
   type(c_ptr) :: blocks(8)
   real(c_double), pointer :: x(:)
@@ -38,6 +38,23 @@ program pool_example
   do i = 1, size(blocks)
     call pool%deallocate(blocks(i), 8 * n)
   end do
+
+  ! Freed blocks wait in this thread's cache for its next allocations of their size; a thread
+  ! done with the pool for a while hands them back.
+  stats = pool%statistics()
+  print '(a,i0)', 'freed blocks in this thread''s cache: ', stats%cached_blocks
+  ok = ok .and. stats%cached_blocks > 0 .and. stats%consumed_blocks == 0
+  call pool%flush_thread_cache(stat)
+  stats = pool%statistics()
+  ok = ok .and. stat == TD_OK .and. stats%cached_blocks == 0
+
+  ! A pool without thread caches returns every freed block at once.
+  call uncached%create(65536, thread_cache=.false.)
+  blocks(1) = uncached%allocate(64)
+  call uncached%deallocate(blocks(1), 64)
+  stats = uncached%statistics()
+  ok = ok .and. stats%cached_blocks == 0 .and. stats%consumed_blocks == 0
+  call uncached%release()
 
   ! A request above the max block size is misuse: with `stat` it is reported, not fatal.
   blocks(1) = pool%allocate(1000000, stat=stat)

@@ -30,8 +30,10 @@ TEST_CASE("td_pool_create rejects NULL args and NULL out with TD_ERROR_NULL_ARGU
 }
 
 TEST_CASE("td_pool_create rejects a td_pool_args struct_size that is too small or too large") {
-  for (std::size_t size : {std::size_t(0), sizeof(std::size_t), sizeof(td_pool_args) - 8,
-                           sizeof(td_pool_args) + 8, std::size_t(1) << 20}) {
+  // The first released td_pool_args ended before thread_cache; smaller sizes are rejected.
+  for (std::size_t size : {std::size_t(0), sizeof(std::size_t),
+                           offsetof(td_pool_args, thread_cache) - 8, sizeof(td_pool_args) + 8,
+                           std::size_t(1) << 20}) {
     CAPTURE(size);
     unsigned char storage[sizeof(td_pool_args) + 64] = {};
     td_pool_args args = pool_args(1 << 16);

@@ -113,8 +113,10 @@ TEST_CASE("high_water_bytes keeps the peak after blocks are freed") {
 
 TEST_CASE("usage_statistics rejects a td_pool_stats struct_size that is too small or too large") {
   pool_ref pool(1 << 16);
-  for (std::size_t size : {std::size_t(0), sizeof(std::size_t), sizeof(td_pool_stats) - 8,
-                           sizeof(td_pool_stats) + 8, std::size_t(1) << 16}) {
+  // The first released td_pool_stats ended before cached_blocks; smaller sizes are rejected.
+  for (std::size_t size : {std::size_t(0), sizeof(std::size_t),
+                           offsetof(td_pool_stats, cached_blocks) - 8, sizeof(td_pool_stats) + 8,
+                           std::size_t(1) << 16}) {
     CAPTURE(size);
     unsigned char storage[sizeof(td_pool_stats) + 64];
     std::memset(storage, 0xab, sizeof storage);

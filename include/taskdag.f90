@@ -71,6 +71,7 @@ module taskdag
     integer(c_size_t) :: min_block_alloc_size = 64
     integer(c_size_t) :: max_block_alloc_size = 4096
     integer(c_size_t) :: min_superblock_size = 0
+    integer(c_int) :: thread_cache = 1     !< 1 = cache freed blocks per thread; 0 = do not
   end type td_pool_args
 
   !> Usage statistics of a pool (td_pool_usage_statistics); start from td_pool_stats_init().
@@ -89,6 +90,8 @@ module taskdag
     integer(c_int64_t) :: reserved_bytes = 0
     integer(c_int64_t) :: high_water_bytes = 0
     integer(c_int64_t) :: failed_allocations = 0
+    integer(c_int64_t) :: cached_blocks = 0
+    integer(c_int64_t) :: cached_bytes = 0
   end type td_pool_stats
 
   public :: td_init_args_init, td_pool_args_init, td_pool_stats_init
@@ -102,7 +105,7 @@ module taskdag
   public :: td_pool_create, td_pool_retain, td_pool_release, td_pool_allocate, td_pool_deallocate
   public :: td_pool_allocate_block_size, td_pool_capacity, td_pool_min_block_size
   public :: td_pool_max_block_size, td_pool_usage_statistics, td_status_string
-  public :: td_pool_reset, td_cuda_available, td_cuda_device_count
+  public :: td_pool_reset, td_pool_flush_thread_cache, td_cuda_available, td_cuda_device_count
 
   ! Out-arguments are intent(inout): the C functions leave them untouched on failure, so the
   ! wrappers' initial values must survive (intent(out) lets the compiler drop them).
@@ -250,6 +253,14 @@ module taskdag
       integer(c_int) :: status
     end function td_pool_usage_statistics
 
+    !> Returns the calling thread's cached blocks to the pool (td_pool_flush_thread_cache).
+    function td_pool_flush_thread_cache(pool) bind(c, name="td_pool_flush_thread_cache") &
+        result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: pool
+      integer(c_int) :: status
+    end function td_pool_flush_thread_cache
+
     !> Frees every block of a TD_SPACE_CUDA pool at once (td_pool_reset).
     function td_pool_reset(pool) bind(c, name="td_pool_reset") result(status)
       import :: c_int, c_ptr
@@ -316,6 +327,7 @@ module taskdag
     procedure :: max_block_size => pool_max_block_size
     procedure :: statistics => pool_statistics
     procedure :: reset => pool_reset
+    procedure :: flush_thread_cache => pool_flush_thread_cache
     procedure :: release => pool_release
     procedure :: is_created => pool_is_created
     procedure :: c_handle => pool_c_handle
@@ -1742,15 +1754,18 @@ contains
   ! --- taskdag_pool --------------------------------------------------------------------------
 
   !> Creates a host pool of at least `min_total_alloc_size` bytes (see td_pool_args for the
-  !> optional sizes; 0 or absent = default). Releases the pool this variable held before.
+  !> optional sizes; 0 or absent = default; `thread_cache` = .false. turns the per-thread caches
+  !> of freed blocks off). Releases the pool this variable held before.
   subroutine pool_create_int64(this, min_total_alloc_size, min_block_alloc_size, &
-                               max_block_alloc_size, min_superblock_size, stat, memory_space)
+                               max_block_alloc_size, min_superblock_size, stat, memory_space, &
+                               thread_cache)
     class(taskdag_pool), intent(inout) :: this
     integer(int64), intent(in) :: min_total_alloc_size
     integer(int64), intent(in), optional :: min_block_alloc_size, max_block_alloc_size, &
                                             min_superblock_size
     integer, intent(out), optional :: stat
     integer(c_int32_t), intent(in), optional :: memory_space
+    logical, intent(in), optional :: thread_cache
     type(td_pool_args) :: args
     type(c_ptr) :: created
     integer(c_int) :: status
@@ -1761,6 +1776,7 @@ contains
     if (present(max_block_alloc_size)) args%max_block_alloc_size = int(max_block_alloc_size, c_size_t)
     if (present(min_superblock_size)) args%min_superblock_size = int(min_superblock_size, c_size_t)
     if (present(memory_space)) args%memory_space = memory_space
+    if (present(thread_cache)) args%thread_cache = merge(1_c_int, 0_c_int, thread_cache)
     status = td_pool_create(args, created)
     if (status == TD_OK) then
       call this%release()
@@ -1770,13 +1786,15 @@ contains
   end subroutine pool_create_int64
 
   subroutine pool_create_int32(this, min_total_alloc_size, min_block_alloc_size, &
-                               max_block_alloc_size, min_superblock_size, stat, memory_space)
+                               max_block_alloc_size, min_superblock_size, stat, memory_space, &
+                               thread_cache)
     class(taskdag_pool), intent(inout) :: this
     integer(int32), intent(in) :: min_total_alloc_size
     integer(int32), intent(in), optional :: min_block_alloc_size, max_block_alloc_size, &
                                             min_superblock_size
     integer, intent(out), optional :: stat
     integer(c_int32_t), intent(in), optional :: memory_space
+    logical, intent(in), optional :: thread_cache
     integer(int64) :: min_block, max_block, superblock
 
     ! Absent sizes are passed as 0, which td_pool_create reads as "default".
@@ -1787,7 +1805,7 @@ contains
     if (present(max_block_alloc_size)) max_block = max_block_alloc_size
     if (present(min_superblock_size)) superblock = min_superblock_size
     call pool_create_int64(this, int(min_total_alloc_size, int64), min_block, max_block, &
-                           superblock, stat, memory_space)
+                           superblock, stat, memory_space, thread_cache)
   end subroutine pool_create_int32
 
   !> Allocates a block of at least `size` bytes, aligned to its block size, searching the pool
@@ -1944,6 +1962,15 @@ contains
 
     call report(td_pool_reset(this%handle), stat)
   end subroutine pool_reset
+
+  !> Returns the blocks in the calling thread's cache to the pool, so other threads can allocate
+  !> them (td_pool_flush_thread_cache).
+  subroutine pool_flush_thread_cache(this, stat)
+    class(taskdag_pool), intent(inout) :: this
+    integer, intent(out), optional :: stat
+
+    call report(td_pool_flush_thread_cache(this%handle), stat)
+  end subroutine pool_flush_thread_cache
 
   !> True when TD_SPACE_CUDA can be used: built with CUDA support, a driver and a device.
   logical function taskdag_cuda_available()

@@ -520,6 +520,14 @@ typedef struct td_pool_args {
    * Superblock size; each superblock holds blocks of one size at a time. 0 = max block size.
    */
   size_t min_superblock_size;
+  /**
+   * 1 (the default): a block freed by a thread goes to that thread's cache for its block size
+   * (up to 64 blocks per size and a share of capacity/16 bytes per thread), and the thread's
+   * next allocation of that size takes it back without an atomic operation. 0: every free
+   * returns the block to the pool at once. Other values are rejected. Host pools only; ignored
+   * for TD_SPACE_CUDA pools. See td_pool_flush_thread_cache.
+   */
+  int thread_cache;
 } td_pool_args;
 
 /**
@@ -580,6 +588,15 @@ typedef struct td_pool_stats {
    * Allocations that failed because the pool was exhausted.
    */
   uint64_t failed_allocations;
+  /**
+   * Free blocks held in threads' caches (td_pool_args.thread_cache); they are counted in
+   * reserved_blocks, not consumed_blocks.
+   */
+  uint64_t cached_blocks;
+  /**
+   * Bytes of those blocks; counted in reserved_bytes.
+   */
+  uint64_t cached_bytes;
 } td_pool_stats;
 
 /**
@@ -1485,11 +1502,12 @@ enum td_status td_parallel_team(const struct td_space *space,
  *
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args` or `out` NULL); TD_ERROR_STRUCT_SIZE;
  * TD_ERROR_INVALID_ARGUMENT (unknown memory space, sizes violating the inequality above, the
- * message names which); TD_ERROR_OUT_OF_MEMORY (host or device); TD_ERROR_UNAVAILABLE
+ * message names which, `thread_cache` not 0 or 1); TD_ERROR_OUT_OF_MEMORY (host or device); TD_ERROR_UNAVAILABLE
  * (TD_SPACE_CUDA without a usable GPU: the message says whether the driver or a device is
  * missing; the same for TD_SPACE_CUDA_HOST_PINNED); TD_ERROR_NOT_INITIALIZED.
  */
-enum td_status td_pool_create(const struct td_pool_args *args, struct td_pool **out);
+enum td_status td_pool_create(const struct td_pool_args *args,
+                              struct td_pool **out);
 
 /**
  * Adds a reference to `pool` (shared ownership, 000 §3.1); each reference is released with
@@ -1539,6 +1557,19 @@ void *td_pool_allocate(struct td_pool *pool, size_t size, int attempt_limit);
  * TD_ERROR_INVALID_ARGUMENT.
  */
 enum td_status td_pool_deallocate(struct td_pool *pool, void *ptr, size_t size);
+
+/**
+ * Returns the blocks in the calling thread's cache of `pool` (td_pool_args.thread_cache) to the
+ * pool, so that other threads can allocate them and their superblocks can serve other block
+ * sizes. Call it in a thread that freed many blocks and will not allocate from `pool` for a
+ * while; an allocation that finds the pool exhausted does this for its own thread (and for the
+ * caches of threads that have exited) before it fails. A no-op without thread caches.
+ *
+ * Thread safety: any thread; affects only the calling thread's cache.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT (a
+ * TD_SPACE_CUDA pool).
+ */
+enum td_status td_pool_flush_thread_cache(struct td_pool *pool);
 
 /**
  * Writes to `*out` the block size an allocation of `size` bytes takes: the smallest power of
@@ -2420,9 +2451,9 @@ enum td_status td_work_graph_release(struct td_work_graph *plan);
 /** Default td_init_args: all cores, first GPU if any. */
 #define TD_INIT_ARGS_INIT { sizeof(td_init_args), 0, 0, 0, -1, -1 }
 /** Default td_pool_args in host memory; set min_total_alloc_size before td_pool_create. */
-#define TD_POOL_ARGS_INIT { sizeof(td_pool_args), TD_SPACE_HOST, 0, 64, 4096, 0 }
+#define TD_POOL_ARGS_INIT { sizeof(td_pool_args), TD_SPACE_HOST, 0, 64, 4096, 0, 1 }
 /** A td_pool_stats ready for td_pool_usage_statistics. */
-#define TD_POOL_STATS_INIT { sizeof(td_pool_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define TD_POOL_STATS_INIT { sizeof(td_pool_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 /** An empty range on all threads, one block per thread; set begin and end. */
 #define TD_RANGE_POLICY_INIT { sizeof(td_range_policy), 0, 0, 0, 1.0 }
 /** An empty league with automatic team size and no scratch; set league_size. */

@@ -256,6 +256,10 @@ public:
     return block;
   }
 
+  /// Returns the blocks in the calling thread's cache (td_pool_args.thread_cache) to the pool,
+  /// so other threads can allocate them (td_pool_flush_thread_cache). Throws taskdag::error.
+  void flush_thread_cache() { check(td_pool_flush_thread_cache(pool_)); }
+
   /// A snapshot of the pool's usage; exact while no thread allocates or frees.
   td_pool_stats usage_statistics() const {
     td_pool_stats stats = TD_POOL_STATS_INIT;

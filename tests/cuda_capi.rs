@@ -23,6 +23,7 @@ fn pool_args(space: td_memory_space, total: usize) -> td_pool_args {
         min_block_alloc_size: 64,
         max_block_alloc_size: 1024,
         min_superblock_size: 0,
+        thread_cache: 1,
     }
 }
 

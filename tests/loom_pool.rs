@@ -27,6 +27,7 @@ fn two_superblock_pool() -> MemoryPool {
         min_block_alloc_size: BLOCK,
         max_block_alloc_size: SUPERBLOCK,
         min_superblock_size: SUPERBLOCK,
+        thread_cache: false,
     })
     .unwrap()
 }

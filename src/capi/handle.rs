@@ -124,6 +124,19 @@ pub(crate) unsafe fn object<'a, H: Handle>(ptr: *const H, name: &str) -> CResult
     Ok(&*(slot.object.load(Ordering::Relaxed) as *const H::Object))
 }
 
+/// `object` without the error, for fast paths that leave reporting to their full path: `None`
+/// for NULL or a handle of another type or released.
+///
+/// # Safety
+/// As for `object`.
+#[inline(always)]
+pub(crate) unsafe fn object_quietly<'a, H: Handle>(ptr: *const H) -> Option<&'a H::Object> {
+    let slot = (ptr as *const Slot).as_ref()?;
+    // Acquire, Relaxed: as in `slot` and `object`.
+    (slot.tag.load(Ordering::Acquire) == H::TAG)
+        .then(|| &*(slot.object.load(Ordering::Relaxed) as *const H::Object))
+}
+
 /// A new `Arc` of the object behind a live handle, for owners that outlive the call (a scheduler
 /// keeps its pool).
 ///

@@ -86,6 +86,19 @@ impl PoolObject {
         self.host_arc(function).map(Arc::clone)
     }
 
+    /// The host pool, or `None` for a device pool (for fast paths, which leave errors to the
+    /// full path).
+    #[inline(always)]
+    fn host_quietly(&self) -> Option<&MemoryPool> {
+        match self {
+            PoolObject::Host(pool) => Some(pool),
+            #[cfg(feature = "cuda")]
+            PoolObject::Pinned(pool) => Some(pool.host()),
+            #[cfg(feature = "cuda")]
+            PoolObject::Cuda(_) => None,
+        }
+    }
+
     /// The host pool, or an error for `function` saying that device pools are used from kernels.
     #[inline]
     fn host(&self, function: &'static str) -> CResult<&MemoryPool> {
@@ -170,11 +183,18 @@ pub struct td_pool_args {
     pub max_block_alloc_size: usize,
     /// Superblock size; each superblock holds blocks of one size at a time. 0 = max block size.
     pub min_superblock_size: usize,
+    /// 1 (the default): a block freed by a thread goes to that thread's cache for its block size
+    /// (up to 64 blocks per size and a share of capacity/16 bytes per thread), and the thread's
+    /// next allocation of that size takes it back without an atomic operation. 0: every free
+    /// returns the block to the pool at once. Other values are rejected. Host pools only; ignored
+    /// for TD_SPACE_CUDA pools. See td_pool_flush_thread_cache.
+    pub thread_cache: c_int,
 }
 
 unsafe impl Versioned for td_pool_args {
     const NAME: &'static str = "td_pool_args";
-    const MIN_SIZE: usize = std::mem::size_of::<td_pool_args>();
+    // The first released version ended before `thread_cache`.
+    const MIN_SIZE: usize = std::mem::offset_of!(td_pool_args, thread_cache);
     fn defaults() -> Self {
         td_pool_args {
             struct_size: std::mem::size_of::<td_pool_args>(),
@@ -183,6 +203,7 @@ unsafe impl Versioned for td_pool_args {
             min_block_alloc_size: 0,
             max_block_alloc_size: 0,
             min_superblock_size: 0,
+            thread_cache: 1,
         }
     }
 }
@@ -219,11 +240,17 @@ pub struct td_pool_stats {
     pub high_water_bytes: u64,
     /// Allocations that failed because the pool was exhausted.
     pub failed_allocations: u64,
+    /// Free blocks held in threads' caches (td_pool_args.thread_cache); they are counted in
+    /// reserved_blocks, not consumed_blocks.
+    pub cached_blocks: u64,
+    /// Bytes of those blocks; counted in reserved_bytes.
+    pub cached_bytes: u64,
 }
 
 unsafe impl Versioned for td_pool_stats {
     const NAME: &'static str = "td_pool_stats";
-    const MIN_SIZE: usize = std::mem::size_of::<td_pool_stats>();
+    // The first released version ended before `cached_blocks`.
+    const MIN_SIZE: usize = std::mem::offset_of!(td_pool_stats, cached_blocks);
     fn defaults() -> Self {
         td_pool_stats {
             struct_size: std::mem::size_of::<td_pool_stats>(),
@@ -248,6 +275,8 @@ impl From<UsageStatistics> for td_pool_stats {
             reserved_bytes: s.reserved_bytes,
             high_water_bytes: s.high_water_bytes,
             failed_allocations: s.failed_allocations,
+            cached_blocks: s.cached_blocks,
+            cached_bytes: s.cached_bytes,
         }
     }
 }
@@ -265,7 +294,7 @@ impl From<UsageStatistics> for td_pool_stats {
 ///
 /// Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`args` or `out` NULL); TD_ERROR_STRUCT_SIZE;
 /// TD_ERROR_INVALID_ARGUMENT (unknown memory space, sizes violating the inequality above, the
-/// message names which); TD_ERROR_OUT_OF_MEMORY (host or device); TD_ERROR_UNAVAILABLE
+/// message names which, `thread_cache` not 0 or 1); TD_ERROR_OUT_OF_MEMORY (host or device); TD_ERROR_UNAVAILABLE
 /// (TD_SPACE_CUDA without a usable GPU: the message says whether the driver or a device is
 /// missing; the same for TD_SPACE_CUDA_HOST_PINNED); TD_ERROR_NOT_INITIALIZED.
 #[no_mangle]
@@ -278,6 +307,16 @@ pub unsafe extern "C" fn td_pool_create(
         let out = Out::new(out, "out")?;
         runtime::require_initialized("td_pool_create")?;
         let space = memory_space_arg(args.memory_space, "args->memory_space")?;
+        let thread_cache = match args.thread_cache {
+            0 => false,
+            1 => true,
+            other => {
+                return Err(CError::invalid(format!(
+                    "`args->thread_cache` is {other}; it must be 1 (cache freed blocks per \
+                     thread, the default) or 0 (return every freed block to the pool at once)"
+                )))
+            }
+        };
         let pool = PoolObject::create(
             space,
             &PoolConfig {
@@ -285,6 +324,7 @@ pub unsafe extern "C" fn td_pool_create(
                 min_block_alloc_size: args.min_block_alloc_size,
                 max_block_alloc_size: args.max_block_alloc_size,
                 min_superblock_size: args.min_superblock_size,
+                thread_cache,
             },
         )?;
         out.write(handle::new_handle(Arc::new(pool)));
@@ -327,6 +367,22 @@ pub unsafe extern "C" fn td_pool_allocate(
     size: usize,
     attempt_limit: c_int,
 ) -> *mut c_void {
+    // The thread-cache hit first, with no call: the checks below and their errors take
+    // registers and a stack frame that the hit does not need (see `fast_path`).
+    let block = fast_path(|| {
+        let pool = handle::object_quietly(pool)?.host_quietly()?;
+        (attempt_limit >= 1).then_some(())?;
+        pool.allocate_cached(size)
+    });
+    match block {
+        Some(block) => block.as_ptr() as *mut c_void,
+        None => allocate_checked(pool, size, attempt_limit),
+    }
+}
+
+/// `td_pool_allocate` past its fast path.
+#[inline(never)]
+unsafe fn allocate_checked(pool: *mut td_pool, size: usize, attempt_limit: c_int) -> *mut c_void {
     call_or("td_pool_allocate", || {
         let pool = handle::object(pool, "pool")?.host("td_pool_allocate")?;
         let attempts = attempt_count(attempt_limit)?;
@@ -339,6 +395,13 @@ pub unsafe extern "C" fn td_pool_allocate(
         }
     })
     .unwrap_or(std::ptr::null_mut())
+}
+
+/// Runs the fast path of an entry point: `None`, also for a panic, sends the caller to its full
+/// path, which repeats every check and reports (and catches a panic again, reporting it).
+#[inline(always)]
+fn fast_path<T>(body: impl FnOnce() -> Option<T>) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(None)
 }
 
 fn attempt_count(attempt_limit: c_int) -> CResult<u32> {
@@ -373,6 +436,20 @@ pub unsafe extern "C" fn td_pool_deallocate(
     ptr: *mut c_void,
     size: usize,
 ) -> td_status {
+    // As in td_pool_allocate: the block into the thread's cache, or the full checks below.
+    let cached = fast_path(|| {
+        let pool = handle::object_quietly(pool)?.host_quietly()?;
+        pool.deallocate_cached(ptr as *mut u8, size).then_some(())
+    });
+    match cached {
+        Some(()) => td_status::TD_OK,
+        None => deallocate_checked(pool, ptr, size),
+    }
+}
+
+/// `td_pool_deallocate` past its fast path.
+#[inline(never)]
+unsafe fn deallocate_checked(pool: *mut td_pool, ptr: *mut c_void, size: usize) -> td_status {
     call("td_pool_deallocate", || {
         let pool = handle::object(pool, "pool")?.host("td_pool_deallocate")?;
         // NULL is outside the span, so the pool rejects it without a check of its own here; the
@@ -402,6 +479,25 @@ fn explain_rejected_pointer(pool: &MemoryPool, ptr: *mut c_void, e: CError) -> C
     #[cfg(not(feature = "cuda"))]
     let _ = (pool, ptr);
     e
+}
+
+/// Returns the blocks in the calling thread's cache of `pool` (td_pool_args.thread_cache) to the
+/// pool, so that other threads can allocate them and their superblocks can serve other block
+/// sizes. Call it in a thread that freed many blocks and will not allocate from `pool` for a
+/// while; an allocation that finds the pool exhausted does this for its own thread (and for the
+/// caches of threads that have exited) before it fails. A no-op without thread caches.
+///
+/// Thread safety: any thread; affects only the calling thread's cache.
+/// Returns TD_OK; TD_ERROR_NULL_ARGUMENT; TD_ERROR_INVALID_HANDLE; TD_ERROR_INVALID_ARGUMENT (a
+/// TD_SPACE_CUDA pool).
+#[no_mangle]
+pub unsafe extern "C" fn td_pool_flush_thread_cache(pool: *mut td_pool) -> td_status {
+    call("td_pool_flush_thread_cache", || {
+        handle::object(pool, "pool")?
+            .host("td_pool_flush_thread_cache")?
+            .flush_thread_cache();
+        Ok(())
+    })
 }
 
 /// Writes to `*out` the block size an allocation of `size` bytes takes: the smallest power of

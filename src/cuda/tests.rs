@@ -266,6 +266,7 @@ fn device_out_of_memory_is_reported_not_aborted() {
     let e = DevicePool::new(&PoolConfig {
         min_total_alloc_size: 1 << 50,
         min_superblock_size: 1 << 20,
+        thread_cache: true,
         ..PoolConfig::default()
     })
     .unwrap_err();
@@ -302,6 +303,7 @@ fn device_pool_stress_with_132x32_warps_keeps_blocks_disjoint_and_statistics_exa
         min_block_alloc_size: 16,
         max_block_alloc_size: 512,
         min_superblock_size: 64 << 10,
+        thread_cache: true,
     })
     .unwrap();
     let kernel = gpu
@@ -424,6 +426,7 @@ fn device_pool_exhaustion_returns_null_counts_failures_and_reset_makes_it_reusab
         min_block_alloc_size: 64,
         max_block_alloc_size: 1024,
         min_superblock_size: 16 << 10,
+        thread_cache: true,
     })
     .unwrap();
     let capacity_blocks = (pool.layout().capacity() / 1024) as u64;
@@ -495,6 +498,7 @@ fn device_pool_rejects_misuse_with_a_status() {
         min_block_alloc_size: 64,
         max_block_alloc_size: 1024,
         min_superblock_size: 4096,
+        thread_cache: true,
     })
     .unwrap();
     let kernel = gpu

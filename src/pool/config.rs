@@ -14,7 +14,7 @@ pub const DEFAULT_MAX_BLOCK_ALLOC_SIZE: usize = 4096;
 /// 64 B smallest block, 4 KiB largest block, superblock as large as the largest block.
 /// Each size is rounded up to a power of two, and they must satisfy
 /// `0 < min_block_alloc_size <= max_block_alloc_size <= min_superblock_size <= min_total_alloc_size`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolConfig {
     /// Bytes the pool must be able to hand out; rounded up to whole superblocks.
     pub min_total_alloc_size: usize,
@@ -24,6 +24,21 @@ pub struct PoolConfig {
     pub max_block_alloc_size: usize,
     /// Smallest superblock; more superblocks serve more sizes at once, larger ones waste less.
     pub min_superblock_size: usize,
+    /// Whether freed blocks go to a per-thread cache first (`thread_cache.rs`); on by default.
+    /// Host pools only: device pools have no thread caches.
+    pub thread_cache: bool,
+}
+
+impl Default for PoolConfig {
+    fn default() -> PoolConfig {
+        PoolConfig {
+            min_total_alloc_size: 0,
+            min_block_alloc_size: 0,
+            max_block_alloc_size: 0,
+            min_superblock_size: 0,
+            thread_cache: true,
+        }
+    }
 }
 
 impl PoolConfig {
@@ -202,6 +217,7 @@ mod tests {
             min_block_alloc_size: min_block,
             max_block_alloc_size: max_block,
             min_superblock_size: superblock,
+            thread_cache: true,
         }
     }
 

@@ -19,6 +19,8 @@ pub enum AllocFailure {
         attempt_limit: u32,
         capacity: usize,
         consumed_bytes: u64,
+        /// Free bytes held in the caches of other live threads (`thread_cache.rs`).
+        cached_bytes: u64,
     },
 }
 
@@ -41,15 +43,27 @@ impl AllocFailure {
                 attempt_limit,
                 capacity,
                 consumed_bytes,
-            } => Some(Error::new(
-                ErrorKind::PoolExhausted,
-                format!(
-                    "memory pool: no free block of {block_size} bytes for a request of {size} \
-                     bytes after {attempt_limit} search round(s); {consumed_bytes} of {capacity} \
-                     bytes are allocated; free blocks, retry with a larger attempt_limit, or \
-                     create a larger pool"
-                ),
-            )),
+                cached_bytes,
+            } => {
+                let cached = if cached_bytes == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        "; {cached_bytes} free bytes sit in other threads' caches (flush them \
+                         with td_pool_flush_thread_cache in those threads, or create the pool \
+                         with thread_cache = 0)"
+                    )
+                };
+                Some(Error::new(
+                    ErrorKind::PoolExhausted,
+                    format!(
+                        "memory pool: no free block of {block_size} bytes for a request of \
+                         {size} bytes after {attempt_limit} search round(s); {consumed_bytes} of \
+                         {capacity} bytes are allocated{cached}; free blocks, retry with a \
+                         larger attempt_limit, or create a larger pool"
+                    ),
+                ))
+            }
         }
     }
 }
@@ -167,6 +181,7 @@ mod tests {
             attempt_limit: 3,
             capacity: 8192,
             consumed_bytes: 8064,
+            cached_bytes: 0,
         }
         .into_error()
         .unwrap();

@@ -218,6 +218,28 @@ fn take_free_lane() -> Option<Lane> {
     None
 }
 
+/// Runs `f` on each lane that no thread owns, holding the lane from the registry meanwhile, so
+/// that `f` may use the lane's per-lane state as its owner would (draining the thread caches of
+/// exited threads). A thread that asks for a lane meanwhile takes another, or shares one.
+pub(crate) fn for_each_unowned_lane(mut f: impl FnMut(Lane)) {
+    // Relaxed: only a first guess; the RMW below decides.
+    let mut free = FREE_LANES.load(Ordering::Relaxed);
+    while free != 0 {
+        let index = free.trailing_zeros();
+        free &= free - 1;
+        let bit = 1 << index;
+        // Acquire: as in `take_free_lane`, the lane's last owner's writes to its state.
+        if FREE_LANES.fetch_and(!bit, Ordering::Acquire) & bit != 0 {
+            f(Lane {
+                index,
+                exclusive: true,
+            });
+            // Release: as in `give_up_lane`, for the lane's next owner.
+            FREE_LANES.fetch_or(bit, Ordering::Release);
+        }
+    }
+}
+
 fn shared_lane() -> Lane {
     // Relaxed: the counter only spreads threads over lanes; nothing is published through it.
     let n = OVERFLOW_THREADS.fetch_add(1, Ordering::Relaxed);

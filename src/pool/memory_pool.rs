@@ -6,6 +6,7 @@ use super::failure::AllocFailure;
 use super::lane::{self, Lane, LANES};
 use super::layout::PoolLayout;
 use super::state::{Claim, PoolState};
+use super::thread_cache::{Cached, ThreadCaches};
 use super::usage::{self, UsageCounters, UsageStatistics};
 use crate::cache_line::LineAligned;
 use crate::error::{Error, ErrorKind, Result};
@@ -24,10 +25,12 @@ pub struct MemoryPool {
     span: NonNull<u8>,
     span_layout: Layout,
     usage: UsageCounters,
+    caches: ThreadCaches,
 }
 
 // SAFETY: the span is plain memory that the pool hands out one block at a time, and every piece
-// of shared state is atomic, so the pool may be moved to and used from any thread.
+// of shared state is atomic (the thread caches' stacks too; each is written only by its lane's
+// owner, see `thread_cache.rs`), so the pool may be moved to and used from any thread.
 unsafe impl Send for MemoryPool {}
 // SAFETY: as above; `&MemoryPool` only reaches the span through claims and releases of blocks.
 unsafe impl Sync for MemoryPool {}
@@ -75,6 +78,11 @@ impl MemoryPool {
             span,
             span_layout,
             usage: UsageCounters::new(layout.max_block_size() as u64, layout.capacity() as u64),
+            caches: ThreadCaches::new(
+                config.thread_cache,
+                layout.capacity(),
+                span.as_ptr() as usize,
+            ),
         })
     }
 
@@ -91,19 +99,44 @@ impl MemoryPool {
         attempt_limit: u32,
     ) -> std::result::Result<NonNull<u8>, AllocFailure> {
         // The usual case alone, with everything else out of line: a thread with a lane of its
-        // own (its usage counter needs no test of the lane's kind), a size the pool serves, and
-        // a block in the hinted superblock. With the lane lookup of `lane.rs`, measured with
-        // callgrind (bench/pool, one thread, instructions per alloc+free pair including the
-        // benchmark's loop): 64 B 330 -> 284, 1 KiB 346 -> 299, mixed 64-4096 B 379 -> 332.
+        // own (its usage counter needs no test of the lane's kind, and it has a thread cache),
+        // a size the pool serves, and a block in the thread's cache or the hinted superblock.
+        // With the lane lookup of `lane.rs`, measured with callgrind (bench/pool, one thread,
+        // instructions per alloc+free pair including the benchmark's loop): 64 B 330 -> 284,
+        // 1 KiB 346 -> 299, mixed 64-4096 B 379 -> 332.
         if let Some(lane) = lane::cached() {
             if size.wrapping_sub(1) < self.layout().max_block_size() {
                 let block_lg2 = self.layout().block_lg2_for(size);
+                if let Some(address) = self.caches.pop(lane, block_lg2) {
+                    self.usage.record(lane, 1 << block_lg2);
+                    // SAFETY: cached blocks are blocks of the span, never at address 0.
+                    return Ok(unsafe { NonNull::new_unchecked(address as *mut u8) });
+                }
                 if let Some(claim) = self.state.claim_from_hint(lane, block_lg2) {
                     return Ok(self.hand_out(lane, claim));
                 }
             }
         }
         self.allocate_otherwise(size, attempt_limit)
+    }
+
+    /// The thread-cache hit of `allocate`, alone: a block when the calling thread owns a lane
+    /// whose cache holds one of the size, `None` otherwise (then call `allocate`, which does
+    /// everything this does and more). Small enough to inline where a caller's own checks and
+    /// error handling would otherwise keep registers busy (the C API's fast path).
+    #[inline(always)]
+    pub fn allocate_cached(&self, size: usize) -> Option<NonNull<u8>> {
+        let lane = lane::cached()?;
+        if size.wrapping_sub(1) >= self.layout().max_block_size() {
+            return None;
+        }
+        let block_lg2 = self.layout().block_lg2_for(size);
+        // As in `deallocate_cached`: nothing changes unless the block is handed out.
+        let count = self.usage.count_without_flush(lane, 1 << block_lg2)?;
+        let address = self.caches.pop(lane, block_lg2)?;
+        count.store();
+        // SAFETY: cached blocks are blocks of the span, never at address 0.
+        Some(unsafe { NonNull::new_unchecked(address as *mut u8) })
     }
 
     /// `allocate` once its usual case did not apply (a claim in the hinted superblock is tried
@@ -115,11 +148,20 @@ impl MemoryPool {
         size: usize,
         attempt_limit: u32,
     ) -> std::result::Result<NonNull<u8>, AllocFailure> {
-        self.allocate_in_lane(lane::current(), size, attempt_limit)
+        let lane = lane::current();
+        if lane.is_exclusive() && size.wrapping_sub(1) < self.layout().max_block_size() {
+            let block_lg2 = self.layout().block_lg2_for(size);
+            if let Some(address) = self.caches.pop(lane, block_lg2) {
+                self.usage.record(lane, 1 << block_lg2);
+                // SAFETY: as in `allocate`.
+                return Ok(unsafe { NonNull::new_unchecked(address as *mut u8) });
+            }
+        }
+        self.allocate_in_lane(lane, size, attempt_limit)
     }
 
-    /// `allocate` with a lane chosen by the caller instead of the thread's own. Internal: for
-    /// model checks, which run their threads on one OS thread.
+    /// `allocate` with a lane chosen by the caller instead of the thread's own, bypassing the
+    /// thread caches. Internal: for model checks, which run their threads on one OS thread.
     #[doc(hidden)]
     #[inline(always)]
     pub fn allocate_in_lane(
@@ -139,7 +181,8 @@ impl MemoryPool {
         }
     }
 
-    /// The allocation's slow path: the search of 000 §2.5.3 over the superblocks.
+    /// The allocation's slow path: the search of 000 §2.5.3 over the superblocks; when it finds
+    /// nothing, cached blocks go back to the bitsets and the search runs once more.
     #[cold]
     #[inline(never)]
     fn allocate_searching(
@@ -149,13 +192,50 @@ impl MemoryPool {
         block_lg2: u32,
         attempt_limit: u32,
     ) -> std::result::Result<NonNull<u8>, AllocFailure> {
-        match self
-            .state
-            .claim_block_searching(lane, block_lg2, attempt_limit)
-        {
+        let search = || {
+            self.state
+                .claim_block_searching(lane, block_lg2, attempt_limit)
+        };
+        let claim = search().or_else(|| (self.return_cached_blocks() > 0).then(search).flatten());
+        match claim {
             Some(claim) => Ok(self.hand_out(lane, claim)),
             None => Err(self.exhausted(size, block_lg2, attempt_limit)),
         }
+    }
+
+    /// Returns to the bitsets the blocks in the calling thread's cache and in the caches of lanes
+    /// no thread owns (threads that exited); returns how many. Blocks in the caches of other live
+    /// threads stay there (the exhaustion message counts them).
+    #[cold]
+    #[inline(never)]
+    fn return_cached_blocks(&self) -> u64 {
+        if !self.caches.enabled() {
+            return 0;
+        }
+        let mut returned = self.flush_thread_cache();
+        lane::for_each_unowned_lane(|lane| returned += self.flush_lane(lane));
+        returned
+    }
+
+    /// Returns the blocks in the calling thread's cache to the bitsets, so that other threads
+    /// can allocate them and their superblocks can be reassigned; returns how many. A thread
+    /// that shares a lane has no cache.
+    pub fn flush_thread_cache(&self) -> u64 {
+        let lane = lane::current();
+        if lane.is_exclusive() {
+            self.flush_lane(lane)
+        } else {
+            0
+        }
+    }
+
+    /// Flushes `lane`'s cache, which the caller owns.
+    fn flush_lane(&self, lane: Lane) -> u64 {
+        self.caches.flush(lane, |address, block_lg2| {
+            // A cached block is claimed in its bitset and of the size it is cached under.
+            let released = self.state.release(address, 1 << block_lg2);
+            debug_assert_eq!(released.ok(), Some(block_lg2));
+        })
     }
 
     #[inline(always)]
@@ -182,12 +262,14 @@ impl MemoryPool {
     #[inline(never)]
     fn exhausted(&self, size: usize, block_lg2: u32, attempt_limit: u32) -> AllocFailure {
         self.usage.record_failure();
+        let cached = self.caches.cached();
         AllocFailure::Exhausted {
             size,
             block_size: 1 << block_lg2,
             attempt_limit: attempt_limit.max(1),
             capacity: self.capacity(),
-            consumed_bytes: self.state.census().bytes,
+            consumed_bytes: self.state.census().bytes.saturating_sub(cached.bytes),
+            cached_bytes: cached.bytes,
         }
     }
 
@@ -195,8 +277,13 @@ impl MemoryPool {
     ///
     /// Errors, all `InvalidArgument` and leaving the pool unchanged: `ptr` outside the span, not
     /// the start of a block, not allocated (a double free is caught unless the block was
-    /// allocated again meanwhile), or `size` needing a larger block than the one at `ptr`
-    /// (a smaller `size` is accepted, as blocks of larger superblocks serve small requests).
+    /// allocated again meanwhile, also while the block sits in a thread cache; two frees of one
+    /// block racing with each other are caught only without thread caches), or `size` needing a
+    /// larger block than the one at `ptr` (a smaller `size` is accepted, as blocks of larger
+    /// superblocks serve small requests).
+    ///
+    /// With thread caches on, a block freed by a thread that owns a lane goes to that thread's
+    /// cache for its size (it stays claimed in the bitset); see `thread_cache.rs`.
     ///
     /// # Safety
     /// `ptr` must come from `allocate` on this pool and not have been released, with `size` the
@@ -207,10 +294,63 @@ impl MemoryPool {
         // As in `allocate`.
         match lane::cached() {
             // SAFETY: forwarded to the caller.
-            Some(lane) => unsafe { self.deallocate_in_lane(lane, ptr, size) },
+            Some(lane) => unsafe { self.deallocate_caching(lane, ptr, size) },
             // SAFETY: forwarded to the caller.
             None => unsafe { self.deallocate_otherwise(ptr, size) },
         }
+    }
+
+    /// The thread-cache case of `deallocate`, alone: `true` when the block passed every check of
+    /// `deallocate` and went into the calling thread's cache; `false`, with nothing changed, in
+    /// every other case (a thread without a lane of its own, a full cache, a bad argument, a
+    /// block carrying a cache tag): then call `deallocate`, which checks again and reports.
+    ///
+    /// # Safety
+    /// As for `deallocate`.
+    #[inline(always)]
+    pub unsafe fn deallocate_cached(&self, ptr: *mut u8, size: usize) -> bool {
+        let Some(lane) = lane::cached() else {
+            return false;
+        };
+        let address = ptr as usize;
+        let Some(located) = self.state.locate_quietly(address, size) else {
+            return false;
+        };
+        let block_lg2 = located.block_lg2;
+        // A tagged block may sit in a cache: `deallocate` searches for it. The usage count is
+        // checked first and stored last, so that `false` leaves everything unchanged.
+        if !self.state.is_claimed_quietly(located) || self.caches.has_tag(address, block_lg2) {
+            return false;
+        }
+        let Some(count) = self.usage.count_without_flush(lane, -(1 << block_lg2)) else {
+            return false;
+        };
+        if !self.caches.push_existing(lane, address, block_lg2) {
+            return false;
+        }
+        count.store();
+        true
+    }
+
+    /// `deallocate` by the owner of `lane`, or by a thread sharing it (`lane` not exclusive),
+    /// which releases to the bitset. Validates as `PoolState::release` does, then rejects a
+    /// block that is not claimed or that sits in a thread cache, then caches or releases it.
+    ///
+    /// # Safety
+    /// As for `deallocate`; `lane`, when exclusive, is the calling thread's own.
+    #[inline(always)]
+    unsafe fn deallocate_caching(&self, lane: Lane, ptr: *mut u8, size: usize) -> Result<()> {
+        let address = ptr as usize;
+        let located = self.state.locate(address, size)?;
+        let block_lg2 = located.block_lg2;
+        if !self.state.is_claimed(located) || self.caches.is_cached(address, block_lg2) {
+            return Err(super::failure::not_allocated(address, block_lg2));
+        }
+        if !(lane.is_exclusive() && self.caches.push(lane, address, block_lg2)) {
+            self.state.release_located(address, located)?;
+        }
+        self.usage.record(lane, -(1 << block_lg2));
+        Ok(())
     }
 
     /// `deallocate` for a thread whose lane is not cached.
@@ -221,10 +361,12 @@ impl MemoryPool {
     #[inline(never)]
     unsafe fn deallocate_otherwise(&self, ptr: *mut u8, size: usize) -> Result<()> {
         // SAFETY: forwarded to the caller.
-        unsafe { self.deallocate_in_lane(lane::current(), ptr, size) }
+        unsafe { self.deallocate_caching(lane::current(), ptr, size) }
     }
 
-    /// `deallocate` with a lane chosen by the caller. Internal: for model checks.
+    /// `deallocate` with a lane chosen by the caller, bypassing the thread caches (a block that
+    /// sits in one is not detected: use it on pools without thread caches). Internal: for model
+    /// checks.
     ///
     /// # Safety
     /// As for `deallocate`.
@@ -294,10 +436,22 @@ impl MemoryPool {
         self.span.as_ptr()
     }
 
-    /// A snapshot of the pool's use; see `UsageStatistics` for what is exact when.
+    /// A snapshot of the pool's use; see `UsageStatistics` for what is exact when. Blocks in
+    /// thread caches count as reserved, not consumed.
     pub fn usage_statistics(&self) -> UsageStatistics {
         let (high_water, failed) = self.usage.high_water_and_failures();
-        usage::statistics(&self.state.layout, self.state.census(), high_water, failed)
+        let Cached { blocks, bytes } = self.caches.cached();
+        let mut census = self.state.census();
+        // Saturating: counted at slightly different moments while threads run.
+        census.blocks = census.blocks.saturating_sub(blocks);
+        census.bytes = census.bytes.saturating_sub(bytes);
+        census.free_blocks += blocks;
+        census.free_bytes += bytes;
+        UsageStatistics {
+            cached_blocks: blocks,
+            cached_bytes: bytes,
+            ..usage::statistics(&self.state.layout, census, high_water, failed)
+        }
     }
 }
 

@@ -9,7 +9,7 @@
 //!
 //! Files: `config` (parameters), `layout` (geometry), `header` (superblock header word),
 //! `state` (the state the algorithm runs on), `claim` (claims and reassignment, with the
-//! correctness argument), `release`, `search` (allocation order), `lane` (per-thread lanes),
+//! correctness argument), `release`, `search` (allocation order), `lane` (per-thread lanes), `thread_cache` (per-lane caches of freed blocks),
 //! `usage` (statistics), `failure` (errors),
 //! `memory_pool` (host ownership), `tests` (behaviour of the whole pool).
 
@@ -23,6 +23,7 @@ mod memory_pool;
 mod release;
 mod search;
 mod state;
+mod thread_cache;
 mod usage;
 
 #[cfg(test)]

@@ -14,10 +14,27 @@ use super::state::{HintWords, PoolState, StateWords};
 use crate::error::Result;
 use crate::sync::atomic::Ordering::{Relaxed, Release};
 
+/// A block being released, located and checked: everything but whether it is claimed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Located {
+    superblock: usize,
+    word_index: usize,
+    bit: u64,
+    pub(crate) block_lg2: u32,
+}
+
 impl<S: StateWords, H: HintWords> PoolState<S, H> {
     /// Releases the block at `address`, allocated for `size` bytes; returns lg2 of its block size.
     #[inline(always)]
     pub(crate) fn release(&self, address: usize, size: usize) -> Result<u32> {
+        let located = self.locate(address, size)?;
+        self.release_located(address, located)?;
+        Ok(located.block_lg2)
+    }
+
+    /// Checks that `address` starts a block of a size that serves `size` bytes, and finds it.
+    #[inline(always)]
+    pub(crate) fn locate(&self, address: usize, size: usize) -> Result<Located> {
         let layout = &self.layout;
         let offset = address.wrapping_sub(self.base);
         if offset >= self.capacity {
@@ -41,16 +58,71 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
             ));
         }
         let block = (offset & (layout.superblock_size() - 1)) >> block_lg2;
-        let bit = 1u64 << (block % 64);
+        Ok(Located {
+            superblock,
+            word_index: block / 64,
+            bit: 1u64 << (block % 64),
+            block_lg2,
+        })
+    }
+
+    /// `locate` without the error and without a panic (no bounds check fails): `None` for any
+    /// argument `locate` rejects.
+    #[inline(always)]
+    pub(crate) fn locate_quietly(&self, address: usize, size: usize) -> Option<Located> {
+        let layout = &self.layout;
+        let offset = address.wrapping_sub(self.base);
+        if offset >= self.capacity {
+            return None;
+        }
+        let superblock = offset >> layout.superblock_lg2;
+        // Relaxed: see the module comment.
+        let block_lg2 = header::block_lg2(self.state_word(superblock, 0)?.load(Relaxed))?;
+        if size.wrapping_sub(1) >= 1 << block_lg2 || offset & ((1 << block_lg2) - 1) != 0 {
+            return None;
+        }
+        let block = (offset & (layout.superblock_size() - 1)) >> block_lg2;
+        Some(Located {
+            superblock,
+            word_index: block / 64,
+            bit: 1u64 << (block % 64),
+            block_lg2,
+        })
+    }
+
+    /// Whether the located block is claimed: allocated, or in a thread cache.
+    #[inline(always)]
+    pub(crate) fn is_claimed(&self, located: Located) -> bool {
+        // Relaxed: the caller holds the block it frees, so its claim happens-before this load
+        // and the bit reads set; a clear bit means a pointer not allocated (or a free racing with
+        // another free of it, which the caller must not do).
+        self.bitset_word(located.superblock, located.word_index)
+            .load(Relaxed)
+            & located.bit
+            != 0
+    }
+
+    /// `is_claimed` without a panic, for fast paths: `false` also where `is_claimed` would panic.
+    #[inline(always)]
+    pub(crate) fn is_claimed_quietly(&self, located: Located) -> bool {
+        // Relaxed: as in `is_claimed`.
+        self.state_word(located.superblock, 1 + located.word_index)
+            .is_some_and(|word| word.load(Relaxed) & located.bit != 0)
+    }
+
+    /// Clears the claim of the located block at `address`.
+    #[inline(always)]
+    pub(crate) fn release_located(&self, address: usize, located: Located) -> Result<()> {
+        let bit = located.bit;
         // Release: the holder's accesses to the block happen-before the next claim of it (whose
         // fetch_or acquires), and before a reassignment that reads this bit cleared.
         let before = self
-            .bitset_word(superblock, block / 64)
+            .bitset_word(located.superblock, located.word_index)
             .fetch_and(!bit, Release);
         if before & bit == 0 {
             // Clearing a clear bit changed nothing.
-            return Err(failure::not_allocated(address, block_lg2));
+            return Err(failure::not_allocated(address, located.block_lg2));
         }
-        Ok(block_lg2)
+        Ok(())
     }
 }

@@ -110,6 +110,14 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         &self.superblocks[self.layout.header_index(superblock) + 1 + index]
     }
 
+    /// Word `index` of a superblock's state (0: the header, 1 + i: bitset word i), or `None`
+    /// past the state: for paths that must not contain a panic.
+    #[inline(always)]
+    pub(crate) fn state_word(&self, superblock: usize, index: usize) -> Option<&AtomicU64> {
+        self.superblocks
+            .get(self.layout.header_index(superblock) + index)
+    }
+
     /// The whole claim bitset of a superblock, as sized for the smallest block.
     #[inline]
     pub(crate) fn bitset(&self, superblock: usize) -> &[AtomicU64] {

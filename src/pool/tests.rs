@@ -12,6 +12,7 @@ fn pool(total: usize, min_block: usize, max_block: usize, superblock: usize) -> 
         min_block_alloc_size: min_block,
         max_block_alloc_size: max_block,
         min_superblock_size: superblock,
+        thread_cache: true,
     })
     .unwrap()
 }
@@ -179,6 +180,7 @@ fn exhaustion_fails_counts_the_failure_and_recovers_after_a_free() {
             attempt_limit: 3,
             capacity: 4 * 4096,
             consumed_bytes: 4 * 4096,
+            cached_bytes: 0,
         }
     );
     assert_eq!(

@@ -60,6 +60,9 @@ pub struct UsageStatistics {
     pub high_water_bytes: u64,
     /// Allocations that found no block (size zero and too-large requests are not counted).
     pub failed_allocations: u64,
+    /// Free blocks held in thread caches (`thread_cache.rs`), counted in `reserved_blocks`.
+    pub cached_blocks: u64,
+    pub cached_bytes: u64,
 }
 
 /// Exact use of the assigned superblocks, counted from their bitsets.
@@ -131,6 +134,8 @@ pub(crate) fn statistics(
         // The stored mark may overshoot by a few blocks (see the module comment), never the span.
         high_water_bytes: high_water.max(census.bytes).min(layout.capacity() as u64),
         failed_allocations,
+        cached_blocks: 0,
+        cached_bytes: 0,
     }
 }
 
@@ -157,6 +162,20 @@ pub(crate) struct UsageCounters {
 }
 
 const SHARED_COUNTER: usize = LANES;
+
+/// A lane's new usage count, stored by `store` (`UsageCounters::count_without_flush`).
+pub(crate) struct PendingCount<'a> {
+    counter: &'a AtomicU64,
+    count: u64,
+}
+
+impl PendingCount<'_> {
+    #[inline(always)]
+    pub(crate) fn store(self) {
+        // Relaxed: as in `UsageCounters::record`; only the lane's owner writes the counter.
+        self.counter.store(self.count, Relaxed);
+    }
+}
 
 /// A lane holds up to this many largest blocks' worth of bytes before it flushes to the shared
 /// total. Measured: flushing beyond one largest block cost 9% of a mixed-size alloc+free pair
@@ -208,6 +227,19 @@ impl UsageCounters {
         if count > self.flush_beyond {
             self.flush(counter);
         }
+    }
+
+    /// `record` split in two for a path that must not change anything before it commits: the
+    /// exclusive lane's new count, or `None` for a shared lane or a count that would flush.
+    #[inline(always)]
+    pub(crate) fn count_without_flush(&self, lane: Lane, bytes: i64) -> Option<PendingCount<'_>> {
+        if !lane.is_exclusive() {
+            return None;
+        }
+        let counter = &self.lanes[lane.index() & (LANES - 1)];
+        // Relaxed: as in `record`.
+        let count = counter.load(Relaxed).wrapping_add(bytes as u64);
+        (count <= self.flush_beyond).then_some(PendingCount { counter, count })
     }
 
     #[cold]

@@ -92,6 +92,7 @@ fn fibonacci_fits_a_small_pool_thanks_to_priorities_and_eager_frees() {
             min_block_alloc_size: 64,
             max_block_alloc_size: 1024,
             min_superblock_size: 1024,
+            thread_cache: true,
         })
         .unwrap(),
     );
