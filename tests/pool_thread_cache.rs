@@ -8,9 +8,10 @@ use std::sync::{Arc, Barrier, Mutex, MutexGuard};
 use taskdag::pool::{AllocFailure, MemoryPool, PoolConfig};
 use taskdag::ErrorKind;
 
-/// Tests that let a thread exit with blocks in its cache run alone: a thread of a test running
-/// alongside could take the exited thread's lane, and with it the cache, before the test drains
-/// it (the caches of owned lanes are their owners' alone).
+/// The tests run one at a time: some let a thread exit with blocks in its cache, and a thread of a
+/// test running alongside could take the exited thread's lane, and with it the cache, before the
+/// test drains it (the caches of owned lanes are their owners' alone). Every test takes this
+/// lock before its first allocation, so no other test thread takes a lane meanwhile.
 static LANES_ALONE: Mutex<()> = Mutex::new(());
 
 fn lanes_alone() -> MutexGuard<'static, ()> {
@@ -56,6 +57,7 @@ fn assert_consistent(pool: &MemoryPool) {
 
 #[test]
 fn a_freed_block_is_reused_from_the_thread_cache() {
+    let _alone = lanes_alone();
     let p = pool(1 << 20, true);
     let a = alloc(&p, 100);
     free(&p, a, 100);
@@ -72,6 +74,7 @@ fn a_freed_block_is_reused_from_the_thread_cache() {
 
 #[test]
 fn a_cache_holds_at_most_64_blocks_of_a_size_and_a_sixteenth_of_the_pool() {
+    let _alone = lanes_alone();
     let p = pool(1 << 20, true);
     let blocks: Vec<_> = (0..100).map(|_| alloc(&p, 64)).collect();
     for &b in &blocks {
@@ -92,6 +95,7 @@ fn a_cache_holds_at_most_64_blocks_of_a_size_and_a_sixteenth_of_the_pool() {
 
 #[test]
 fn double_free_of_a_cached_block_is_rejected_and_changes_nothing() {
+    let _alone = lanes_alone();
     let p = pool(1 << 20, true);
     let a = alloc(&p, 64);
     let b = alloc(&p, 64);
@@ -113,6 +117,7 @@ fn double_free_of_a_cached_block_is_rejected_and_changes_nothing() {
 
 #[test]
 fn double_free_of_a_block_cached_by_another_thread_is_rejected() {
+    let _alone = lanes_alone();
     let p = Arc::new(pool(1 << 20, true));
     let a = alloc(&p, 256).as_ptr() as usize;
     let (freed_tx, freed_rx) = mpsc::channel();
@@ -138,6 +143,7 @@ fn double_free_of_a_block_cached_by_another_thread_is_rejected() {
 
 #[test]
 fn the_fast_paths_leave_double_frees_and_misses_to_the_full_paths() {
+    let _alone = lanes_alone();
     let p = pool(1 << 20, true);
     // Nothing cached yet: no block from the fast path.
     assert_eq!(p.allocate_cached(64), None);
@@ -166,6 +172,7 @@ fn the_fast_paths_leave_double_frees_and_misses_to_the_full_paths() {
 
 #[test]
 fn user_data_equal_to_a_cache_tag_is_not_rejected() {
+    let _alone = lanes_alone();
     let p = pool(1 << 20, true);
     let a = alloc(&p, 64);
     free(&p, a, 64);
@@ -247,6 +254,7 @@ fn exhaustion_reports_blocks_cached_by_a_live_thread() {
 
 #[test]
 fn flushing_returns_cached_blocks_and_frees_their_superblocks_for_other_sizes() {
+    let _alone = lanes_alone();
     // Two superblocks of 4 KiB: 128 blocks of 64 B, or two of 4 KiB.
     let p = pool(8 << 10, true);
     let small = fill(&p, 64);
@@ -269,6 +277,7 @@ fn flushing_returns_cached_blocks_and_frees_their_superblocks_for_other_sizes() 
 
 #[test]
 fn exhaustion_flushes_the_own_cache_so_empty_superblocks_are_reassigned() {
+    let _alone = lanes_alone();
     let p = pool(8 << 10, true);
     for b in fill(&p, 64) {
         free(&p, b, 64);
@@ -283,6 +292,7 @@ fn exhaustion_flushes_the_own_cache_so_empty_superblocks_are_reassigned() {
 
 #[test]
 fn without_thread_caches_every_free_returns_the_block_at_once() {
+    let _alone = lanes_alone();
     let p = pool(1 << 20, false);
     let a = alloc(&p, 64);
     free(&p, a, 64);
@@ -308,9 +318,9 @@ fn without_thread_caches_every_free_returns_the_block_at_once() {
 /// again from one thread.
 #[test]
 fn threads_passing_blocks_between_their_caches_never_share_a_block() {
+    let _alone = lanes_alone();
     const THREADS: usize = 4;
     const ROUNDS: usize = 20_000;
-    let _alone = lanes_alone();
     // Inboxes hold at most INBOX blocks; the pool has room for all of them at the largest size.
     const INBOX: usize = 256;
     let p = Arc::new(pool(16 << 20, true));
