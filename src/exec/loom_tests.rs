@@ -57,7 +57,7 @@ fn spawn_routed_worker(
         r.store(true, loom::sync::atomic::Ordering::Release);
         let mut route = route.map(|(slot, rank)| Route::new(slot, rank));
         loop {
-            match idle::wait(&mailbox, &mut route) {
+            match idle::wait(&mailbox, &mut route, std::time::Duration::ZERO) {
                 Delivery::Shutdown => return,
                 // SAFETY: the control thread keeps each job alive until it is released.
                 Delivery::Job(job, rank) => unsafe { job.execute(rank) },
