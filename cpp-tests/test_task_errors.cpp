@@ -187,7 +187,11 @@ void respawn_on_other(td_task_ctx* ctx, void* state) {
 
 }  // namespace
 
-TEST_CASE("a dependence cycle is reported as a deadlock, once, and the scheduler goes on") {
+// The tasks of a cycle never complete, and by design (docs/tasks.md, "Deadlock") they keep their
+// memory, which keeps the scheduler's state and its pool alive after the last handle is
+// released. scripts/lsan.supp names this function so that LeakSanitizer accepts that leak and
+// no other; noinline keeps the frame on the allocation stacks.
+static __attribute__((noinline)) void run_dependence_cycle() {
   scheduler_ref s;
   td_future* b = nullptr;
   cycle_state state{&b};
@@ -198,6 +202,10 @@ TEST_CASE("a dependence cycle is reported as a deadlock, once, and the scheduler
   CHECK(run_fib(s, 10) == 55);  // no second report
   CHECK(td_future_release(a) == TD_OK);
   CHECK(td_future_release(b_held) == TD_OK);
+}
+
+TEST_CASE("a dependence cycle is reported as a deadlock, once, and the scheduler goes on") {
+  run_dependence_cycle();
 }
 
 TEST_CASE("scheduler creation arguments are checked") {
