@@ -57,13 +57,7 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
                 address, superblock, block_lg2, into_block,
             ));
         }
-        let block = (offset & (layout.superblock_size() - 1)) >> block_lg2;
-        Ok(Located {
-            superblock,
-            word_index: block / 64,
-            bit: 1u64 << (block % 64),
-            block_lg2,
-        })
+        Ok(self.located(offset, superblock, block_lg2))
     }
 
     /// `locate` without the error and without a panic (no bounds check fails): `None` for any
@@ -81,13 +75,19 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         if size.wrapping_sub(1) >= 1 << block_lg2 || offset & ((1 << block_lg2) - 1) != 0 {
             return None;
         }
-        let block = (offset & (layout.superblock_size() - 1)) >> block_lg2;
-        Some(Located {
+        Some(self.located(offset, superblock, block_lg2))
+    }
+
+    /// The bit of the block at `offset` (checked by the caller) in its superblock's bitset.
+    #[inline(always)]
+    fn located(&self, offset: usize, superblock: usize, block_lg2: u32) -> Located {
+        let block = (offset & (self.layout.superblock_size() - 1)) >> block_lg2;
+        Located {
             superblock,
             word_index: block / 64,
             bit: 1u64 << (block % 64),
             block_lg2,
-        })
+        }
     }
 
     /// Whether the located block is claimed: allocated, or in a thread cache.
