@@ -107,10 +107,8 @@ impl MemoryPool {
         if let Some(lane) = lane::cached() {
             if size.wrapping_sub(1) < self.layout().max_block_size() {
                 let block_lg2 = self.layout().block_lg2_for(size);
-                if let Some(address) = self.caches.pop(lane, block_lg2) {
-                    self.usage.record(lane, 1 << block_lg2);
-                    // SAFETY: cached blocks are blocks of the span, never at address 0.
-                    return Ok(unsafe { NonNull::new_unchecked(address as *mut u8) });
+                if let Some(block) = self.pop_cached(lane, block_lg2) {
+                    return Ok(block);
                 }
                 if let Some(claim) = self.state.claim_from_hint(lane, block_lg2) {
                     return Ok(self.hand_out(lane, claim));
@@ -151,13 +149,21 @@ impl MemoryPool {
         let lane = lane::current();
         if lane.is_exclusive() && size.wrapping_sub(1) < self.layout().max_block_size() {
             let block_lg2 = self.layout().block_lg2_for(size);
-            if let Some(address) = self.caches.pop(lane, block_lg2) {
-                self.usage.record(lane, 1 << block_lg2);
-                // SAFETY: as in `allocate`.
-                return Ok(unsafe { NonNull::new_unchecked(address as *mut u8) });
+            if let Some(block) = self.pop_cached(lane, block_lg2) {
+                return Ok(block);
             }
         }
         self.allocate_in_lane(lane, size, attempt_limit)
+    }
+
+    /// A block of the lane's cache for the size, counted as consumed; the lane is the caller's
+    /// own, not shared.
+    #[inline(always)]
+    fn pop_cached(&self, lane: Lane, block_lg2: u32) -> Option<NonNull<u8>> {
+        let address = self.caches.pop(lane, block_lg2)?;
+        self.usage.record(lane, 1 << block_lg2);
+        // SAFETY: cached blocks are blocks of the span, never at address 0.
+        Some(unsafe { NonNull::new_unchecked(address as *mut u8) })
     }
 
     /// `allocate` with a lane chosen by the caller instead of the thread's own, bypassing the
