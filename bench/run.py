@@ -486,6 +486,9 @@ def make_pack(dest: Path, manifest: dict, repo: Path, machine: dict, source: dic
     for p in programs:
         shutil.copy2(bin_dir / p["binary"], dest / "bin" / p["binary"])
         elf.append(bin_dir / p["binary"])
+    # The machine probes (bench/machine) travel too: they tell what the other machine does.
+    for probe in sorted(bin_dir.glob("machine_*")):
+        shutil.copy2(probe, dest / "bin" / probe.name)
     shutil.copy2(lib_dir / "libtaskdag.so", dest / "lib" / "libtaskdag.so")
     elf.append(lib_dir / "libtaskdag.so")
     carried, compat = {"libtaskdag.so": str(lib_dir / "libtaskdag.so")}, {}
