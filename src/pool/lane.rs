@@ -117,7 +117,8 @@ static LANE_CACHE: [AtomicUsize; CACHE_ENTRIES] = [const { AtomicUsize::new(0) }
 /// neighbour on the same line.
 #[inline(always)]
 fn cache_entry(id: usize) -> usize {
-    (thread_id::spread(id) >> 40) & (CACHE_ENTRIES - 1)
+    // The top bits of the hash: the best mixed, and no mask needed.
+    thread_id::spread(id) >> (usize::BITS - CACHE_ENTRIES.trailing_zeros())
 }
 
 /// The calling thread's lane, assigned at its first call.
