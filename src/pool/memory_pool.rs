@@ -33,8 +33,9 @@ pub struct MemoryPool {
 }
 
 // SAFETY: the span is plain memory that the pool hands out one block at a time, and every piece
-// of shared state is atomic (the thread caches' stacks too; each is written only by its lane's
-// owner, see `thread_cache.rs`), so the pool may be moved to and used from any thread.
+// of shared state is atomic, but for the thread caches' byte counts, which only a lane's owner
+// accesses, the owners being ordered by the lane registry's handover (`thread_cache.rs`); so the
+// pool may be moved to and used from any thread.
 unsafe impl Send for MemoryPool {}
 // SAFETY: as above; `&MemoryPool` only reaches the span through claims and releases of blocks.
 unsafe impl Sync for MemoryPool {}

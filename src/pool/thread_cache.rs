@@ -99,6 +99,23 @@ struct LaneCache {
 }
 
 impl LaneCache {
+    /// Empty caches on the heap, for `Box::from_raw` to free.
+    fn new_raw() -> *mut LaneCache {
+        Box::into_raw(Box::new(LaneCache {
+            bytes: Cell::new(0),
+            recorded_bytes: Cell::new(0),
+            // Nothing within limits until the first `record_usage` sets them.
+            floor: Cell::new(usize::MAX),
+            ceiling: Cell::new(0),
+            lens: std::array::from_fn(|lg2| {
+                let cached =
+                    (MIN_CACHED_LG2 as usize..MIN_CACHED_LG2 as usize + CLASSES).contains(&lg2);
+                AtomicUsize::new(if cached { 0 } else { NOT_CACHED })
+            }),
+            blocks: [const { AtomicUsize::new(0) }; CLASSES * CLASS_CAPACITY],
+        }))
+    }
+
     /// The stack entry `index` of blocks of `2^block_lg2` bytes.
     ///
     /// # Safety
@@ -120,9 +137,13 @@ impl LaneCache {
 
 /// The thread caches of one pool.
 pub(crate) struct ThreadCaches {
-    /// Each lane's caches, created by its owner at its first cached free; null until then, and
-    /// always when the caches are off. Freed with the pool.
+    /// Each lane's caches, created by its owner at its first cached free; `none` until then,
+    /// and always when the caches are off. Freed with the pool.
     lanes: [AtomicPtr<LaneCache>; LANES],
+    /// The caches of a lane that has none: every size's stack reads as full and as empty
+    /// (`NOT_CACHED`), so pushes and pops fail without a test of the pointer, and nothing ever
+    /// writes it. Freed with the pool.
+    none: *mut LaneCache,
     enabled: bool,
     /// Bytes a lane may hold: `total_budget / lanes with a cache`; only decreases.
     lane_budget: AtomicUsize,
@@ -144,8 +165,15 @@ impl ThreadCaches {
     /// caches that never hold a block.
     pub(crate) fn new(enabled: bool, capacity: usize, base: usize) -> ThreadCaches {
         let total_budget = capacity / 16;
+        let none = LaneCache::new_raw();
+        // SAFETY: just made, and not shared yet.
+        for len in unsafe { &(*none).lens } {
+            // Relaxed: published with the pool.
+            len.store(NOT_CACHED, Relaxed);
+        }
         ThreadCaches {
-            lanes: [const { AtomicPtr::new(ptr::null_mut()) }; LANES],
+            lanes: std::array::from_fn(|_| AtomicPtr::new(none)),
+            none,
             enabled,
             lane_budget: AtomicUsize::new(total_budget),
             lanes_with_cache: AtomicUsize::new(0),
@@ -158,15 +186,32 @@ impl ThreadCaches {
         self.enabled
     }
 
-    /// The caches of `lane`, for its owner.
+    /// The caches of `lane`, for its owner; `none`'s if the lane has none.
     #[inline(always)]
-    fn lane(&self, lane: Lane) -> Option<&LaneCache> {
+    fn lane_or_none(&self, lane: Lane) -> &LaneCache {
         // Relaxed: only owners write the pointer, and an owner reads its own write or, through
         // the registry's handover, its predecessor's (module comment). The mask drops the bounds
         // check (LANES is a power of two).
         let cache = self.lanes[lane.index() & (LANES - 1)].load(Relaxed);
-        // SAFETY: non-null pointers come from `Box::into_raw` and live as long as `self`.
-        unsafe { cache.as_ref() }
+        // SAFETY: the pointers come from `LaneCache::new_raw` and live as long as `self`.
+        unsafe { &*cache }
+    }
+
+    /// The caches of `lane`, for its owner, if it has them.
+    #[inline(always)]
+    fn lane(&self, lane: Lane) -> Option<&LaneCache> {
+        let cache = self.lane_or_none(lane);
+        (!ptr::eq(cache, self.none)).then_some(cache)
+    }
+
+    /// The caches that lanes have, for readers other than their owners.
+    fn all_lanes(&self) -> impl Iterator<Item = &LaneCache> {
+        self.lanes.iter().filter_map(|lane| {
+            // Acquire: the lane's stacks were created before the pointer was published.
+            // SAFETY: as in `lane_or_none`.
+            let cache = unsafe { &*lane.load(Acquire) };
+            (!ptr::eq(cache, self.none)).then_some(cache)
+        })
     }
 
     /// A cached block of `2^block_lg2` bytes from `lane`'s cache, its tag cleared. With `hit`,
@@ -175,7 +220,7 @@ impl ThreadCaches {
     /// Only the lane's exclusive owner may call this.
     #[inline(always)]
     pub(crate) fn pop(&self, lane: Lane, block_lg2: u32, hit: bool) -> Option<usize> {
-        let cache = self.lane(lane)?;
+        let cache = self.lane_or_none(lane);
         // Relaxed loads and stores of the owner's stack: module comment. `len` is stored with
         // Release for the double-free search of other threads.
         let len = &cache.lens[block_lg2 as usize];
@@ -208,9 +253,13 @@ impl ThreadCaches {
     /// block that carries a tag (it may be cached: the caller's full path searches).
     #[inline(always)]
     pub(crate) fn push(&self, lane: Lane, address: usize, block_lg2: u32, hit: bool) -> bool {
+        if hit {
+            // A lane without caches has `none`'s, where every push fails.
+            return self.push_into(self.lane_or_none(lane), address, block_lg2, true);
+        }
         match self.lane(lane) {
-            Some(cache) => self.push_into(cache, address, block_lg2, hit),
-            None => !hit && self.push_first(lane, address, block_lg2),
+            Some(cache) => self.push_into(cache, address, block_lg2, false),
+            None => self.push_first(lane, address, block_lg2),
         }
     }
 
@@ -249,19 +298,7 @@ impl ThreadCaches {
         if !self.enabled {
             return false;
         }
-        let cache = Box::into_raw(Box::new(LaneCache {
-            bytes: Cell::new(0),
-            recorded_bytes: Cell::new(0),
-            // Nothing within limits until the first `record_usage` sets them.
-            floor: Cell::new(usize::MAX),
-            ceiling: Cell::new(0),
-            lens: std::array::from_fn(|lg2| {
-                let cached =
-                    (MIN_CACHED_LG2 as usize..MIN_CACHED_LG2 as usize + CLASSES).contains(&lg2);
-                AtomicUsize::new(if cached { 0 } else { NOT_CACHED })
-            }),
-            blocks: [const { AtomicUsize::new(0) }; CLASSES * CLASS_CAPACITY],
-        }));
+        let cache = LaneCache::new_raw();
         // Release: the statistics read the new stacks through this pointer with Acquire.
         self.lanes[lane.index() & (LANES - 1)].store(cache, Release);
         // Relaxed: the budget is a bound; its order against other updates does not matter.
@@ -325,12 +362,7 @@ impl ThreadCaches {
     #[cold]
     #[inline(never)]
     fn search(&self, address: usize, block_lg2: u32) -> bool {
-        self.lanes.iter().any(|lane| {
-            // Acquire: the lane's stacks were created before the pointer was published.
-            // SAFETY: as in `lane`.
-            let Some(cache) = (unsafe { lane.load(Acquire).as_ref() }) else {
-                return false;
-            };
+        self.all_lanes().any(|cache| {
             // Acquire: pairs with the Release store of `len` after the entry's store (module
             // comment); entries are read Relaxed after it.
             let len = cache.lens[block_lg2 as usize]
@@ -376,12 +408,7 @@ impl ThreadCaches {
     /// Blocks and bytes in all caches; exact when no thread allocates or frees meanwhile.
     pub(crate) fn cached(&self) -> Cached {
         let mut cached = Cached::default();
-        for lane in &self.lanes {
-            // Acquire: the stacks were created before the pointer was published.
-            // SAFETY: as in `lane`.
-            let Some(cache) = (unsafe { lane.load(Acquire).as_ref() }) else {
-                continue;
-            };
+        for cache in self.all_lanes() {
             for (block_lg2, len) in cache.classes() {
                 // Relaxed: a statistic, exact once the owner is synchronized with the caller.
                 let len = len.load(Relaxed) as u64;
@@ -397,10 +424,12 @@ impl Drop for ThreadCaches {
     fn drop(&mut self) {
         for lane in &mut self.lanes {
             let cache = *lane.get_mut();
-            if !cache.is_null() {
-                // SAFETY: made by `Box::into_raw` in `push_first`, freed only here.
+            if cache != self.none {
+                // SAFETY: made by `LaneCache::new_raw` in `push_first`, freed only here.
                 drop(unsafe { Box::from_raw(cache) });
             }
         }
+        // SAFETY: made by `LaneCache::new_raw` in `new`, freed only here.
+        drop(unsafe { Box::from_raw(self.none) });
     }
 }
