@@ -400,3 +400,53 @@ fn threads_passing_blocks_between_their_caches_never_share_a_block() {
     let all = fill(&p, 4096);
     assert_eq!(all.len() * 4096, p.capacity());
 }
+
+#[test]
+fn the_high_water_mark_counts_blocks_taken_from_a_cache() {
+    let _alone = lanes_alone();
+    // 1 MiB of 4 KiB blocks: a flush threshold of one block (capacity / 256) and a cache budget
+    // of 16 blocks (capacity / 16).
+    let p = Arc::new(pool(1 << 20, true));
+    let blocks = 16;
+    let allocate_elsewhere = || {
+        let p = Arc::clone(&p);
+        std::thread::spawn(move || {
+            (0..blocks)
+                .map(|_| alloc(&p, 4096).as_ptr() as usize)
+                .collect::<Vec<_>>()
+        })
+        .join()
+        .unwrap()
+    };
+    let to_block = |address: usize| NonNull::new(address as *mut u8).unwrap();
+    // Blocks another thread allocated fill this thread's cache; a second batch stays allocated.
+    for address in allocate_elsewhere() {
+        free(&p, to_block(address), 4096);
+    }
+    let held = allocate_elsewhere();
+    assert_eq!(p.usage_statistics().cached_blocks, blocks as u64);
+    // The peak, 32 blocks, is reached with blocks taken from the cache alone, through the fast
+    // paths as the C API takes them (the full paths bring the usage count up to date each time).
+    let popped: Vec<_> = (0..blocks)
+        .map(|_| p.allocate_cached(4096).unwrap_or_else(|| alloc(&p, 4096)))
+        .collect();
+    assert_eq!(p.usage_statistics().cached_blocks, 0);
+    for block in popped {
+        // SAFETY: the block is allocated from `p` and not used again.
+        if !unsafe { p.deallocate_cached(block.as_ptr(), 4096) } {
+            free(&p, block, 4096);
+        }
+    }
+    for address in held {
+        free(&p, to_block(address), 4096);
+    }
+    let s = p.usage_statistics();
+    assert_eq!(s.consumed_bytes, 0, "{s:?}");
+    // Within a flush threshold (one block) per lane that allocated or freed (three) of the peak.
+    let peak = 2 * blocks as u64 * 4096;
+    assert!(
+        s.high_water_bytes + 3 * 4096 >= peak && s.high_water_bytes <= s.capacity_bytes,
+        "high-water mark {} for a peak of {peak}: {s:?}",
+        s.high_water_bytes
+    );
+}

@@ -370,9 +370,12 @@ pub unsafe extern "C" fn td_pool_allocate(
     // The thread-cache hit first, with no call: the checks below and their errors take
     // registers and a stack frame that the hit does not need (see `fast_path`).
     let block = fast_path(|| {
-        let pool = handle::object_quietly(pool)?.host_quietly()?;
-        (attempt_limit >= 1).then_some(())?;
-        pool.allocate_cached(size)
+        if attempt_limit < 1 {
+            return None;
+        }
+        handle::object_quietly(pool)?
+            .host_quietly()?
+            .allocate_cached(size)
     });
     match block {
         Some(block) => block.as_ptr() as *mut c_void,
@@ -380,9 +383,15 @@ pub unsafe extern "C" fn td_pool_allocate(
     }
 }
 
-/// `td_pool_allocate` past its fast path.
+/// `td_pool_allocate` past its fast path. `extern "C"`, so that the compiler knows that it does
+/// not unwind (it catches every panic) and may jump to it from the fast path's frame (a tail
+/// call) rather than keep a frame for the call.
 #[inline(never)]
-unsafe fn allocate_checked(pool: *mut td_pool, size: usize, attempt_limit: c_int) -> *mut c_void {
+unsafe extern "C" fn allocate_checked(
+    pool: *mut td_pool,
+    size: usize,
+    attempt_limit: c_int,
+) -> *mut c_void {
     call_or("td_pool_allocate", || {
         let pool = handle::object(pool, "pool")?.host("td_pool_allocate")?;
         let attempts = attempt_count(attempt_limit)?;
@@ -447,9 +456,13 @@ pub unsafe extern "C" fn td_pool_deallocate(
     }
 }
 
-/// `td_pool_deallocate` past its fast path.
+/// `td_pool_deallocate` past its fast path; `extern "C"` as `allocate_checked`.
 #[inline(never)]
-unsafe fn deallocate_checked(pool: *mut td_pool, ptr: *mut c_void, size: usize) -> td_status {
+unsafe extern "C" fn deallocate_checked(
+    pool: *mut td_pool,
+    ptr: *mut c_void,
+    size: usize,
+) -> td_status {
     call("td_pool_deallocate", || {
         let pool = handle::object(pool, "pool")?.host("td_pool_deallocate")?;
         // NULL is outside the span, so the pool rejects it without a check of its own here; the

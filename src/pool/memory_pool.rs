@@ -26,11 +26,16 @@ pub struct MemoryPool {
     span_layout: Layout,
     usage: UsageCounters,
     caches: ThreadCaches,
+    /// `layout.max_block_size()` and `layout.min_block_size() - 1`, for `block_lg2_for`, which
+    /// every allocation runs and which would otherwise shift them into place each time.
+    max_block_size: usize,
+    min_block_mask: usize,
 }
 
 // SAFETY: the span is plain memory that the pool hands out one block at a time, and every piece
-// of shared state is atomic (the thread caches' stacks too; each is written only by its lane's
-// owner, see `thread_cache.rs`), so the pool may be moved to and used from any thread.
+// of shared state is atomic, but for the thread caches' byte counts, which only a lane's owner
+// accesses, the owners being ordered by the lane registry's handover (`thread_cache.rs`); so the
+// pool may be moved to and used from any thread.
 unsafe impl Send for MemoryPool {}
 // SAFETY: as above; `&MemoryPool` only reaches the span through claims and releases of blocks.
 unsafe impl Sync for MemoryPool {}
@@ -83,6 +88,8 @@ impl MemoryPool {
                 layout.capacity(),
                 span.as_ptr() as usize,
             ),
+            max_block_size: layout.max_block_size(),
+            min_block_mask: layout.min_block_size() - 1,
         })
     }
 
@@ -105,8 +112,7 @@ impl MemoryPool {
         // instructions per alloc+free pair including the benchmark's loop): 64 B 330 -> 284,
         // 1 KiB 346 -> 299, mixed 64-4096 B 379 -> 332.
         if let Some(lane) = lane::cached() {
-            if size.wrapping_sub(1) < self.layout().max_block_size() {
-                let block_lg2 = self.layout().block_lg2_for(size);
+            if let Some(block_lg2) = self.block_lg2_for(size) {
                 if let Some(block) = self.pop_cached(lane, block_lg2) {
                     return Ok(block);
                 }
@@ -125,14 +131,15 @@ impl MemoryPool {
     #[inline(always)]
     pub fn allocate_cached(&self, size: usize) -> Option<NonNull<u8>> {
         let lane = lane::cached()?;
-        if size.wrapping_sub(1) >= self.layout().max_block_size() {
+        let bits = size.wrapping_sub(1);
+        if bits >= self.max_block_size {
             return None;
         }
-        let block_lg2 = self.layout().block_lg2_for(size);
-        // As in `deallocate_cached`: nothing changes unless the block is handed out.
-        let count = self.usage.count_without_flush(lane, 1 << block_lg2)?;
-        let address = self.caches.pop(lane, block_lg2)?;
-        count.store();
+        // `block_lg2_for`, but `| 1` spares the compiler the case of a zero operand; it changes
+        // the result only for 1 byte with 1-byte minimum blocks (1 instead of 0), and no cache
+        // holds either size.
+        let block_lg2 = usize::BITS - (bits | self.min_block_mask | 1).leading_zeros();
+        let address = self.caches.pop(lane, block_lg2, true)?;
         // SAFETY: cached blocks are blocks of the span, never at address 0.
         Some(unsafe { NonNull::new_unchecked(address as *mut u8) })
     }
@@ -147,27 +154,64 @@ impl MemoryPool {
         attempt_limit: u32,
     ) -> std::result::Result<NonNull<u8>, AllocFailure> {
         let lane = lane::current();
-        if lane.is_exclusive() && size.wrapping_sub(1) < self.layout().max_block_size() {
-            let block_lg2 = self.layout().block_lg2_for(size);
-            if let Some(block) = self.pop_cached(lane, block_lg2) {
+        if lane.is_exclusive() {
+            if let Some(block) = self
+                .block_lg2_for(size)
+                .and_then(|block_lg2| self.pop_cached(lane, block_lg2))
+            {
                 return Ok(block);
             }
         }
         self.allocate_in_lane(lane, size, attempt_limit)
     }
 
+    /// lg2 of the block that serves `size` bytes (`PoolLayout::block_lg2_for`), or `None` for 0
+    /// and sizes above the largest block (one comparison rejects both).
+    #[inline(always)]
+    fn block_lg2_for(&self, size: usize) -> Option<u32> {
+        let bits = size.wrapping_sub(1);
+        // The bit length of `size - 1` is ceil(lg2(size)); or-ing in the minimum block's low bits
+        // raises it to the minimum's lg2 where it is smaller.
+        (bits < self.max_block_size)
+            .then(|| usize::BITS - (bits | self.min_block_mask).leading_zeros())
+    }
+
     /// A block of the lane's cache for the size, counted as consumed; the lane is the caller's
     /// own, not shared.
     #[inline(always)]
     fn pop_cached(&self, lane: Lane, block_lg2: u32) -> Option<NonNull<u8>> {
-        let address = self.caches.pop(lane, block_lg2)?;
-        self.usage.record(lane, 1 << block_lg2);
+        let address = match self.caches.pop(lane, block_lg2, true) {
+            Some(address) => address,
+            None => self.pop_recording(lane, block_lg2)?,
+        };
         // SAFETY: cached blocks are blocks of the span, never at address 0.
         Some(unsafe { NonNull::new_unchecked(address as *mut u8) })
     }
 
+    /// `pop_cached` for a pop that takes the lane's usage count beyond its limits.
+    #[cold]
+    #[inline(never)]
+    fn pop_recording(&self, lane: Lane, block_lg2: u32) -> Option<usize> {
+        let address = self.caches.pop(lane, block_lg2, false)?;
+        self.record(lane, 0);
+        Some(address)
+    }
+
+    /// Counts `bytes` claimed (positive) or released (negative) in the bitsets by the thread of
+    /// `lane`, and the pops and pushes of its cache since the last count
+    /// (`ThreadCaches::record_usage`).
+    #[inline(always)]
+    fn record(&self, lane: Lane, bytes: i64) {
+        let flush_beyond = self.usage.flush_beyond() as usize;
+        self.caches.record_usage(lane, flush_beyond, |unrecorded| {
+            self.usage.record(lane, bytes + unrecorded)
+        });
+    }
+
     /// `allocate` with a lane chosen by the caller instead of the thread's own, bypassing the
-    /// thread caches. Internal: for model checks, which run their threads on one OS thread.
+    /// thread caches. Internal: for model checks, which run their threads on one OS thread. On a
+    /// pool with thread caches an exclusive `lane` must be the calling thread's own: the usage
+    /// count of its cache (`ThreadCaches::record_usage`) is its owner's alone.
     #[doc(hidden)]
     #[inline(always)]
     pub fn allocate_in_lane(
@@ -176,11 +220,9 @@ impl MemoryPool {
         size: usize,
         attempt_limit: u32,
     ) -> std::result::Result<NonNull<u8>, AllocFailure> {
-        // One comparison rejects both 0 and sizes above the largest block.
-        if size.wrapping_sub(1) >= self.layout().max_block_size() {
+        let Some(block_lg2) = self.block_lg2_for(size) else {
             return Err(self.unservable(size));
-        }
-        let block_lg2 = self.layout().block_lg2_for(size);
+        };
         match self.state.claim_from_hint(lane, block_lg2) {
             Some(claim) => Ok(self.hand_out(lane, claim)),
             None => self.allocate_searching(lane, size, block_lg2, attempt_limit),
@@ -237,6 +279,8 @@ impl MemoryPool {
 
     /// Flushes `lane`'s cache, which the caller owns.
     fn flush_lane(&self, lane: Lane) -> u64 {
+        // The count first: flushing needs it up to date (`ThreadCaches::flush`).
+        self.record(lane, 0);
         self.caches.flush(lane, |address, block_lg2| {
             // A cached block is claimed in its bitset and of the size it is cached under.
             let released = self.state.release(address, 1 << block_lg2);
@@ -246,7 +290,7 @@ impl MemoryPool {
 
     #[inline(always)]
     fn hand_out(&self, lane: Lane, claim: Claim) -> NonNull<u8> {
-        self.usage.record(lane, 1 << claim.block_lg2);
+        self.record(lane, 1 << claim.block_lg2);
         // SAFETY: a claim's offset is below the capacity, inside the span.
         unsafe { self.span.add(claim.offset) }
     }
@@ -315,27 +359,13 @@ impl MemoryPool {
     /// As for `deallocate`.
     #[inline(always)]
     pub unsafe fn deallocate_cached(&self, ptr: *mut u8, size: usize) -> bool {
-        let Some(lane) = lane::cached() else {
-            return false;
-        };
         let address = ptr as usize;
-        let Some(located) = self.state.locate_quietly(address, size) else {
+        // The lane after the block: fewer values live at once, so no registers to save.
+        let Some(block_lg2) = self.state.claimed_block_quietly(address, size) else {
             return false;
         };
-        let block_lg2 = located.block_lg2;
-        // A tagged block may sit in a cache: `deallocate` searches for it. The usage count is
-        // checked first and stored last, so that `false` leaves everything unchanged.
-        if !self.state.is_claimed_quietly(located) || self.caches.has_tag(address, block_lg2) {
-            return false;
-        }
-        let Some(count) = self.usage.count_without_flush(lane, -(1 << block_lg2)) else {
-            return false;
-        };
-        if !self.caches.push_existing(lane, address, block_lg2) {
-            return false;
-        }
-        count.store();
-        true
+        // A tagged block may sit in a cache: `push` leaves it to `deallocate`, which searches.
+        lane::cached().is_some_and(|lane| self.caches.push(lane, address, block_lg2, true))
     }
 
     /// `deallocate` by the owner of `lane`, or by a thread sharing it (`lane` not exclusive),
@@ -352,10 +382,12 @@ impl MemoryPool {
         if !self.state.is_claimed(located) || self.caches.is_cached(address, block_lg2) {
             return Err(super::failure::not_allocated(address, block_lg2));
         }
-        if !(lane.is_exclusive() && self.caches.push(lane, address, block_lg2)) {
+        if lane.is_exclusive() && self.caches.push(lane, address, block_lg2, false) {
+            self.record(lane, 0);
+        } else {
             self.state.release_located(address, located)?;
+            self.record(lane, -(1 << block_lg2));
         }
-        self.usage.record(lane, -(1 << block_lg2));
         Ok(())
     }
 
@@ -371,8 +403,8 @@ impl MemoryPool {
     }
 
     /// `deallocate` with a lane chosen by the caller, bypassing the thread caches (a block that
-    /// sits in one is not detected: use it on pools without thread caches). Internal: for model
-    /// checks.
+    /// sits in one is not detected: use it on pools without thread caches, or pass the calling
+    /// thread's own lane, as for `allocate_in_lane`). Internal: for model checks.
     ///
     /// # Safety
     /// As for `deallocate`.
@@ -380,7 +412,7 @@ impl MemoryPool {
     #[inline(always)]
     pub unsafe fn deallocate_in_lane(&self, lane: Lane, ptr: *mut u8, size: usize) -> Result<()> {
         let block_lg2 = self.state.release(ptr as usize, size)?;
-        self.usage.record(lane, -(1 << block_lg2));
+        self.record(lane, -(1 << block_lg2));
         Ok(())
     }
 

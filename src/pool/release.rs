@@ -60,22 +60,35 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         Ok(self.located(offset, superblock, block_lg2))
     }
 
-    /// `locate` without the error and without a panic (no bounds check fails): `None` for any
-    /// argument `locate` rejects.
+    /// `locate` and `is_claimed` together, for fast paths: lg2 of the size of the block at
+    /// `address` when `locate` accepts it and it is claimed; `None` otherwise. No error, no
+    /// panic, and no bounds check: the words read are those of the superblock that `offset`
+    /// falls into (below).
     #[inline(always)]
-    pub(crate) fn locate_quietly(&self, address: usize, size: usize) -> Option<Located> {
-        let layout = &self.layout;
+    pub(crate) fn claimed_block_quietly(&self, address: usize, size: usize) -> Option<u32> {
         let offset = address.wrapping_sub(self.base);
         if offset >= self.capacity {
             return None;
         }
-        let superblock = offset >> layout.superblock_lg2;
+        let header_index = self
+            .layout
+            .header_index(offset >> self.layout.superblock_lg2);
+        // SAFETY: `offset` is below the capacity, `superblock_count` superblocks, so the
+        // superblock exists and its `superblock_stride` words from its header are in the state.
         // Relaxed: see the module comment.
-        let block_lg2 = header::block_lg2(self.state_word(superblock, 0)?.load(Relaxed))?;
+        let header = unsafe { self.words().get_unchecked(header_index) }.load(Relaxed);
+        // The mask changes no header the pool writes; it tells the compiler that the value
+        // indexes a table of lg2 sizes without a bounds check (`ThreadCaches::push`).
+        let block_lg2 = header::block_lg2(header)? & 63;
         if size.wrapping_sub(1) >= 1 << block_lg2 || offset & ((1 << block_lg2) - 1) != 0 {
             return None;
         }
-        Some(self.located(offset, superblock, block_lg2))
+        let block = (offset & self.superblock_mask) >> block_lg2;
+        // SAFETY: a header holds a block size the pool serves, at least the minimum, and a
+        // superblock's bitset (after the header, inside its stride) has a bit per minimum block,
+        // so `block / 64` is below its length. Relaxed: as in `is_claimed`.
+        let word = unsafe { self.words().get_unchecked(header_index + 1 + block / 64) };
+        (word.load(Relaxed) & (1 << (block % 64)) != 0).then_some(block_lg2)
     }
 
     /// The bit of the block at `offset` (checked by the caller) in its superblock's bitset.
@@ -100,14 +113,6 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
             .load(Relaxed)
             & located.bit
             != 0
-    }
-
-    /// `is_claimed` without a panic, for fast paths: `false` also where `is_claimed` would panic.
-    #[inline(always)]
-    pub(crate) fn is_claimed_quietly(&self, located: Located) -> bool {
-        // Relaxed: as in `is_claimed`.
-        self.state_word(located.superblock, 1 + located.word_index)
-            .is_some_and(|word| word.load(Relaxed) & located.bit != 0)
     }
 
     /// Clears the claim of the located block at `address`.

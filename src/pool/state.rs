@@ -24,6 +24,9 @@ pub(crate) struct PoolState<S, H> {
     pub(crate) base: usize,
     /// `layout.capacity()`, which a release would otherwise recompute.
     pub(crate) capacity: usize,
+    /// `layout.superblock_size() - 1`: an offset's position inside its superblock, for the
+    /// release fast path.
+    pub(crate) superblock_mask: usize,
     superblocks: S,
     hints: H,
     /// Indexed by lg2 of the block size; derived from `layout` once, because the claim fast path
@@ -70,6 +73,7 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
             layout,
             base,
             capacity: layout.capacity(),
+            superblock_mask: layout.superblock_size() - 1,
             superblocks,
             hints,
             geometry,
@@ -110,12 +114,11 @@ impl<S: StateWords, H: HintWords> PoolState<S, H> {
         &self.superblocks[self.layout.header_index(superblock) + 1 + index]
     }
 
-    /// Word `index` of a superblock's state (0: the header, 1 + i: bitset word i), or `None`
-    /// past the state: for paths that must not contain a panic.
+    /// The state words of all superblocks: superblock `s`'s header at `layout.header_index(s)`,
+    /// its bitset after it.
     #[inline(always)]
-    pub(crate) fn state_word(&self, superblock: usize, index: usize) -> Option<&AtomicU64> {
-        self.superblocks
-            .get(self.layout.header_index(superblock) + index)
+    pub(crate) fn words(&self) -> &[AtomicU64] {
+        &self.superblocks
     }
 
     /// The whole claim bitset of a superblock, as sized for the smallest block.

@@ -163,20 +163,6 @@ pub(crate) struct UsageCounters {
 
 const SHARED_COUNTER: usize = LANES;
 
-/// A lane's new usage count, stored by `store` (`UsageCounters::count_without_flush`).
-pub(crate) struct PendingCount<'a> {
-    counter: &'a AtomicU64,
-    count: u64,
-}
-
-impl PendingCount<'_> {
-    #[inline(always)]
-    pub(crate) fn store(self) {
-        // Relaxed: as in `UsageCounters::record`; only the lane's owner writes the counter.
-        self.counter.store(self.count, Relaxed);
-    }
-}
-
 /// A lane holds up to this many largest blocks' worth of bytes before it flushes to the shared
 /// total. Measured: flushing beyond one largest block cost 9% of a mixed-size alloc+free pair
 /// at one thread (each 4 KiB block crossed the threshold); at 16 threads sixteen blocks still
@@ -201,9 +187,10 @@ impl UsageCounters {
         }
     }
 
-    /// Adds `bytes` (negative for a release) to the lane's count.
+    /// Adds `bytes` (negative for a release) to the lane's count; returns the count afterwards
+    /// (net bytes not yet flushed, plus the threshold; meaningful for an exclusive lane).
     #[inline]
-    pub(crate) fn record(&self, lane: Lane, bytes: i64) {
+    pub(crate) fn record(&self, lane: Lane, bytes: i64) -> u64 {
         let (counter, count) = if lane.is_exclusive() {
             // The mask lets the compiler drop the bounds check (LANES is a power of two).
             let counter = &self.lanes[lane.index() & (LANES - 1)];
@@ -226,20 +213,14 @@ impl UsageCounters {
         // magnitude exceeds the threshold" is one unsigned comparison.
         if count > self.flush_beyond {
             self.flush(counter);
+            return self.flush_threshold;
         }
+        count
     }
 
-    /// `record` split in two for a path that must not change anything before it commits: the
-    /// exclusive lane's new count, or `None` for a shared lane or a count that would flush.
-    #[inline(always)]
-    pub(crate) fn count_without_flush(&self, lane: Lane, bytes: i64) -> Option<PendingCount<'_>> {
-        if !lane.is_exclusive() {
-            return None;
-        }
-        let counter = &self.lanes[lane.index() & (LANES - 1)];
-        // Relaxed: as in `record`.
-        let count = counter.load(Relaxed).wrapping_add(bytes as u64);
-        (count <= self.flush_beyond).then_some(PendingCount { counter, count })
+    /// Where a lane's count flushes: beyond this, as `record` compares it.
+    pub(crate) fn flush_beyond(&self) -> u64 {
+        self.flush_beyond
     }
 
     #[cold]
