@@ -28,6 +28,13 @@
  * is better and speed-up with T threads = ns_per_item(1) / ns_per_item(T)), and
  * mitems_per_s. --quick shrinks the problem (fib n <= 15, random N <= 5000) for smoke tests.
  *
+ * The info line, printed once the implementation has planned, reports how much of the
+ * process's anonymous memory the kernel backs with transparent huge pages ("anon_huge_mib",
+ * from /proc/self/smaps_rollup; -1 where that cannot be read): taskdag maps a plan's per-item
+ * arrays for huge pages unless TASKDAG_HUGE_PAGES=0 (docs/work-graph.md); the driver's own
+ * arrays come from calloc, so they get huge pages only where glibc is told to
+ * (GLIBC_TUNABLES=glibc.malloc.hugetlb=1) or THP is "always".
+ *
  * Every measurement line also reports what the graph allows at all: span = the items on its
  * longest path (no execution can take fewer steps) and parallelism = items / span (work over
  * span, counted in items): the mean number of items that can run at once, so no schedule of
@@ -225,6 +232,18 @@ static int64_t wg_span(void) {
     return span;
 }
 
+/* MiB of anonymous memory backed by transparent huge pages (AnonHugePages), or -1. */
+static long wg_anon_huge_mib(void) {
+    char line[256];
+    long kib = -1;
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %ld kB", &kib) == 1) break;
+    fclose(f);
+    return kib < 0 ? -1 : kib / 1024;
+}
+
 static void wg_reset(void) { memcpy(g_wg.values, g_wg.initial, (size_t)g_wg.n * sizeof(int64_t)); }
 
 /* Checks one execution; 0 = correct. */
@@ -345,7 +364,7 @@ int main(int argc, char **argv) {
 
     printf("{\"type\":\"info\",");
     wg_print_common(stdout);
-    printf(",\"runs_per_rep\":%lld", runs_per_rep);
+    printf(",\"runs_per_rep\":%lld,\"anon_huge_mib\":%ld", runs_per_rep, wg_anon_huge_mib());
     impl_info(stdout);
     printf("}\n");
     fflush(stdout);
