@@ -8,7 +8,8 @@
 //! costs a TLB entry per 4 KiB and often a page walk, and which cache sets the pages share
 //! depends on where they land in physical memory, which changes from one process to the next:
 //! a permuting deep_copy touches a few hundred pages per tile (docs/views.md), a work-graph run
-//! a new page of each per-item array every 1024 positions (docs/work-graph.md). With 2 MiB
+//! a new page of each 4-byte per-position array every 1024 positions on every worker
+//! (docs/work-graph.md). With 2 MiB
 //! pages a 256 MiB transpose touches a handful. An environment variable rather than a flag
 //! because huge pages are a policy of the machine and the run (memory footprint, THP settings),
 //! like glibc's `glibc.malloc.hugetlb` tunable, not of the code making the array; it needs no
@@ -124,7 +125,9 @@ impl Drop for HugePages {
 /// "Large" is at least half a huge page here, and the mapping is rounded up to whole huge
 /// pages: such an array is walked whole (a work-graph plan's per-item arrays, every run), so
 /// every part of it should be on huge pages, and the rounding at most doubles an array of
-/// 1 MiB. The completion flags of fib(30), one byte for each of 1.6 M items, are such an array.
+/// 1 MiB. The completion flags of fib(29), one byte for each of 1.7 M items, are such an array;
+/// those of fib(30) (2.7 M items) would have a fifth of their bytes on 4 KiB pages without the
+/// rounding.
 pub(crate) struct HostArray<T> {
     ptr: NonNull<T>,
     len: usize,
