@@ -7,6 +7,7 @@ pub mod capi;
 pub mod cuda;
 pub mod error;
 pub mod exec;
+mod huge_pages;
 pub mod memory_space;
 pub mod parallel;
 pub mod pool;

@@ -28,6 +28,20 @@
  * is better and speed-up with T threads = ns_per_item(1) / ns_per_item(T)), and
  * mitems_per_s. --quick shrinks the problem (fib n <= 15, random N <= 5000) for smoke tests.
  *
+ * The info line, printed once the implementation has planned, reports how much of the
+ * process's anonymous memory the kernel backs with transparent huge pages ("anon_huge_mib",
+ * from /proc/self/smaps_rollup; -1 where that cannot be read): taskdag maps a plan's per-item
+ * arrays for huge pages unless TASKDAG_HUGE_PAGES=0 (docs/work-graph.md); the driver's own
+ * arrays come from calloc, so they get huge pages only where glibc is told to
+ * (GLIBC_TUNABLES=glibc.malloc.hugetlb=1) or THP is "always".
+ *
+ * Each measurement line also reports gap_us_max, the longest untimed time in the repetition
+ * from the end of one execution to the start of the next (the check, the output line and the
+ * reset; the first execution of a repetition counts from the previous repetition's last): when
+ * it exceeds a pool's idle spin (taskdag: 5 ms unless --idle-spin-us says otherwise), the
+ * workers have parked and the execution begins by waking them (docs/work-graph.md, "Runs apart
+ * in time").
+ *
  * Every measurement line also reports what the graph allows at all: span = the items on its
  * longest path (no execution can take fewer steps) and parallelism = items / span (work over
  * span, counted in items): the mean number of items that can run at once, so no schedule of
@@ -53,6 +67,7 @@ typedef struct wg_problem {
     int reps;
     int warmup;
     int quick;
+    long long idle_spin_us; /* taskdag: td_init_args.idle_spin_us; -1 = the library's default */
     long long size;   /* fib: n; random: items */
     long long degree; /* random: mean successors */
     long long window; /* random: successors among the next `window` items; 0 = all */
@@ -225,6 +240,18 @@ static int64_t wg_span(void) {
     return span;
 }
 
+/* MiB of anonymous memory backed by transparent huge pages (AnonHugePages), or -1. */
+static long wg_anon_huge_mib(void) {
+    char line[256];
+    long kib = -1;
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %ld kB", &kib) == 1) break;
+    fclose(f);
+    return kib < 0 ? -1 : kib / 1024;
+}
+
 static void wg_reset(void) { memcpy(g_wg.values, g_wg.initial, (size_t)g_wg.n * sizeof(int64_t)); }
 
 /* Checks one execution; 0 = correct. */
@@ -250,7 +277,7 @@ static int wg_check(char *err, size_t n) {
 static void wg_usage(void) {
     fprintf(stderr,
             "usage: %s [--shape fib|random] [--size N] [--degree D] [--window W] [--threads T]\n"
-            "       [--reps R] [--warmup W] [--seed S] [--quick]\n"
+            "       [--reps R] [--warmup W] [--seed S] [--quick] [--idle-spin-us US (taskdag only)]\n"
             "Prints one JSON object per line; exits 0 only when every result was checked.\n",
             IMPL_NAME);
 }
@@ -265,6 +292,7 @@ static void wg_parse(int argc, char **argv) {
     g_wg.reps = 5;
     g_wg.warmup = 1;
     g_wg.seed = 0x5DEECE66Dull;
+    g_wg.idle_spin_us = -1;
     for (i = 1; i < argc; ++i) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -293,6 +321,8 @@ static void wg_parse(int argc, char **argv) {
             g_wg.warmup = (int)bench_parse_int(o, v), ++i;
         } else if (!strcmp(o, "--seed")) {
             g_wg.seed = (uint64_t)bench_parse_int(o, v), ++i;
+        } else if (!strcmp(o, "--idle-spin-us")) {
+            g_wg.idle_spin_us = bench_parse_int(o, v), ++i;
         } else if (!strcmp(o, "--quick")) {
             g_wg.quick = 1;
         } else {
@@ -327,6 +357,7 @@ int main(int argc, char **argv) {
     char err[1024];
     int rep;
     long long runs_per_rep, checked = 0;
+    uint64_t last_end = 0;
 
     wg_parse(argc, argv);
     if (g_wg.shape == WG_SHAPE_FIB) {
@@ -345,13 +376,13 @@ int main(int argc, char **argv) {
 
     printf("{\"type\":\"info\",");
     wg_print_common(stdout);
-    printf(",\"runs_per_rep\":%lld", runs_per_rep);
+    printf(",\"runs_per_rep\":%lld,\"anon_huge_mib\":%ld", runs_per_rep, wg_anon_huge_mib());
     impl_info(stdout);
     printf("}\n");
     fflush(stdout);
 
     for (rep = 0; rep < g_wg.warmup + g_wg.reps; ++rep) {
-        uint64_t timed = 0;
+        uint64_t timed = 0, gap_max = 0;
         long long r;
         double per_item;
         for (r = 0; r < runs_per_rep; ++r) {
@@ -362,6 +393,8 @@ int main(int argc, char **argv) {
             if (impl_run(err, sizeof err) != 0) bench_die(BENCH_EXIT_WRONG, "%s run failed: %s", IMPL_NAME, err);
             t1 = bench_now_ns();
             timed += t1 - t0;
+            if (last_end && t0 - last_end > gap_max) gap_max = t0 - last_end;
+            last_end = t1;
             if (wg_check(err, sizeof err) != 0)
                 bench_die(BENCH_EXIT_WRONG, "repetition %d, execution %lld: %s", rep, r, err);
             checked += g_wg.n;
@@ -370,9 +403,10 @@ int main(int argc, char **argv) {
         printf("{\"type\":\"measurement\",");
         wg_print_common(stdout);
         printf(",\"rep\":%d,\"warmup\":%s,\"runs\":%lld,\"timed_ns\":%llu,\"ns_per_item\":%.4f,"
-               "\"mitems_per_s\":%.4f,\"span\":%lld,\"parallelism\":%.2f}\n",
+               "\"mitems_per_s\":%.4f,\"gap_us_max\":%.1f,\"span\":%lld,\"parallelism\":%.2f}\n",
                rep - g_wg.warmup, rep < g_wg.warmup ? "true" : "false", runs_per_rep, (unsigned long long)timed,
-               per_item, 1e3 / per_item, (long long)g_wg.span, g_wg.span ? (double)g_wg.n / (double)g_wg.span : 0.0);
+               per_item, 1e3 / per_item, (double)gap_max / 1e3, (long long)g_wg.span,
+               g_wg.span ? (double)g_wg.n / (double)g_wg.span : 0.0);
         fflush(stdout);
     }
     impl_teardown();

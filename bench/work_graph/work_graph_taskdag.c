@@ -1,6 +1,7 @@
 /* Work-graph benchmark, taskdag implementation: td_crs_create + td_work_graph_create once
  * (untimed), then each execution is one td_work_graph_run on the root Threads space made by
- * td_initialize with --threads threads (1 thread: the single-worker path). */
+ * td_initialize with --threads threads (1 thread: the single-worker path) and, if given,
+ * --idle-spin-us as td_init_args.idle_spin_us. */
 #include <taskdag.h>
 
 #include <stdio.h>
@@ -27,6 +28,7 @@ static int impl_setup(const wg_problem *p, char *err, size_t n) {
     td_crs *graph = NULL;
     td_status s;
     init.num_threads = p->threads;
+    init.idle_spin_us = p->idle_spin_us; /* -1 = the default */
     if ((s = td_initialize(&init)) != TD_OK) return fail("td_initialize", s, err, n);
     if ((s = td_space_threads(&g_space)) != TD_OK) return fail("td_space_threads", s, err, n);
     if ((s = td_crs_create(p->n, p->row_map, p->nz, p->entries, &graph)) != TD_OK)

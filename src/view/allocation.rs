@@ -7,17 +7,17 @@
 //! `DeviceBuffer` (TD_SPACE_CUDA) and `PinnedBuffer` (TD_SPACE_CUDA_HOST_PINNED), each freed by
 //! its own drop. Without the `cuda` feature the CUDA spaces report `Unavailable`.
 //!
-//! Large host arrays (at least `HUGE_PAGE_BYTES`, on Linux) are mapped directly, aligned to 2 MiB
-//! and advised to the kernel as transparent huge pages (`MADV_HUGEPAGE`), unless the environment
-//! variable `TASKDAG_HUGE_PAGES` is `0`. A permuting deep_copy touches a few hundred pages per
-//! tile; with 4 KiB pages each costs a TLB entry and often a page walk, with 2 MiB pages a 256 MiB
-//! transpose touches a handful (one thread on the 16-core Xeon: see docs/views.md). An
-//! environment variable rather than a view flag because huge pages are a policy of the machine
-//! and the run (memory footprint, THP settings), like glibc's `glibc.malloc.hugetlb` tunable,
-//! not of the code creating the view; it needs no rebuild to compare.
+//! Large host arrays (at least 2 MiB, on Linux) are mapped for transparent huge pages by
+//! `crate::huge_pages`, which work-graph plans use too, unless the environment variable
+//! `TASKDAG_HUGE_PAGES` is `0`. A permuting deep_copy touches a few hundred pages per tile; with
+//! 4 KiB pages each costs a TLB entry and often a page walk, with 2 MiB pages a 256 MiB
+//! transpose touches a handful (one thread on the 16-core Xeon: see docs/views.md).
 
 use super::errors;
 use crate::error::Result;
+use crate::huge_pages;
+#[cfg(target_os = "linux")]
+use crate::huge_pages::HugePages;
 use crate::memory_space::MemorySpace;
 use std::alloc::{self, Layout};
 use std::ffi::{CStr, CString};
@@ -26,19 +26,14 @@ use std::ptr::NonNull;
 /// Alignment of host allocations: a cache line, so that padded rows start on one (layout.rs).
 const HOST_ALIGNMENT: usize = 64;
 
-/// Size and alignment of a transparent huge page on x86-64 (and on aarch64 with 4 KiB pages);
-/// host arrays of at least this size are mapped for huge pages.
-#[cfg(target_os = "linux")]
-const HUGE_PAGE_BYTES: usize = 2 << 20;
-
 /// Where a view's elements live and who frees them.
 #[derive(Debug)]
 enum Memory {
     /// Host memory from the global allocator, freed with `layout`.
     Host { ptr: NonNull<u8>, layout: Layout },
-    /// A large host array mapped for huge pages (`map_huge`), unmapped with `len`.
+    /// A large host array mapped for huge pages, unmapped when the mapping drops.
     #[cfg(target_os = "linux")]
-    Mapped { ptr: NonNull<u8>, len: usize },
+    Mapped(HugePages),
     /// A caller's memory wrapped by an unmanaged view (004, "Unmanaged"); never freed here.
     Unmanaged { ptr: NonNull<u8> },
     /// Device memory (TD_SPACE_CUDA), freed when the buffer drops.
@@ -86,12 +81,12 @@ impl AllocationRecord {
         let text = label.to_string_lossy().into_owned();
         let memory = match space {
             #[cfg(target_os = "linux")]
-            MemorySpace::Host if bytes >= HUGE_PAGE_BYTES && huge_pages_wanted() => {
+            MemorySpace::Host if huge_pages::wanted(bytes) => {
                 // Fresh anonymous mappings are zero-filled (lazily, at the first touch), so
                 // `zeroed` costs nothing here.
-                let (ptr, len) =
-                    map_huge(bytes).ok_or_else(|| errors::out_of_memory(&text, bytes, space))?;
-                Memory::Mapped { ptr, len }
+                let pages = HugePages::map(bytes)
+                    .ok_or_else(|| errors::out_of_memory(&text, bytes, space))?;
+                Memory::Mapped(pages)
             }
             MemorySpace::Host => {
                 let layout = Layout::from_size_align(bytes, HOST_ALIGNMENT)
@@ -159,7 +154,7 @@ impl AllocationRecord {
         match &self.memory {
             Memory::Host { ptr, .. } | Memory::Unmanaged { ptr } => *ptr,
             #[cfg(target_os = "linux")]
-            Memory::Mapped { ptr, .. } => *ptr,
+            Memory::Mapped(pages) => pages.base(),
             #[cfg(feature = "cuda")]
             Memory::Device(buffer) => address(buffer.address()),
             #[cfg(feature = "cuda")]
@@ -175,74 +170,12 @@ impl AllocationRecord {
 
 impl Drop for AllocationRecord {
     fn drop(&mut self) {
-        match self.memory {
+        // Mapped memory and CUDA buffers free themselves when `memory` drops.
+        if let Memory::Host { ptr, layout } = self.memory {
             // SAFETY: allocated in `allocate` with this layout; the last view is gone.
-            Memory::Host { ptr, layout } => unsafe { alloc::dealloc(ptr.as_ptr(), layout) },
-            // SAFETY: mapped by `map_huge` with this length; the last view is gone. munmap of
-            // a mapping we own fails only for invalid arguments, which these are not.
-            #[cfg(target_os = "linux")]
-            Memory::Mapped { ptr, len } => unsafe {
-                libc::munmap(ptr.as_ptr().cast(), len);
-            },
-            _ => {}
+            unsafe { alloc::dealloc(ptr.as_ptr(), layout) }
         }
     }
-}
-
-/// Whether large host arrays get huge pages: unless `TASKDAG_HUGE_PAGES=0` (read once).
-#[cfg(target_os = "linux")]
-fn huge_pages_wanted() -> bool {
-    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WANTED.get_or_init(|| !matches!(std::env::var_os("TASKDAG_HUGE_PAGES"), Some(v) if v == "0"))
-}
-
-/// Maps `bytes` of zero-filled memory at a 2 MiB boundary and advises transparent huge pages
-/// for it. Returns the address and the mapped length (`bytes` rounded up to the page size), or
-/// None when the kernel refuses the mapping.
-///
-/// The mapping is made `HUGE_PAGE_BYTES` longer than needed and trimmed to the aligned part,
-/// since mmap only promises page alignment. The advice may fail (a kernel without THP, or THP
-/// set to "never" answers EINVAL): the memory is then used with ordinary pages, which is what
-/// the global allocator would have given.
-#[cfg(target_os = "linux")]
-fn map_huge(bytes: usize) -> Option<(NonNull<u8>, usize)> {
-    // SAFETY: sysconf has no preconditions.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
-        .ok()
-        .filter(|p| p.is_power_of_two() && *p <= HUGE_PAGE_BYTES)?;
-    let len = bytes.checked_next_multiple_of(page)?;
-    let reserved = len.checked_add(HUGE_PAGE_BYTES)?;
-    // SAFETY: a fresh private anonymous mapping; it aliases nothing.
-    let base = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            reserved,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if base == libc::MAP_FAILED {
-        return None;
-    }
-    let start = (base as usize).next_multiple_of(HUGE_PAGE_BYTES);
-    let head = start - base as usize;
-    let tail = reserved - head - len;
-    // SAFETY: the head [base, start) and the tail [start + len, base + reserved) are page-aligned
-    // parts of the mapping just made (base, start, len and reserved are multiples of the page
-    // size), which nothing else uses; [start, start + len) stays mapped. The advice only changes
-    // how the kernel backs [start, start + len).
-    unsafe {
-        if head > 0 {
-            libc::munmap(base, head);
-        }
-        if tail > 0 {
-            libc::munmap((start + len) as *mut libc::c_void, tail);
-        }
-        libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-    }
-    NonNull::new(start as *mut u8).map(|ptr| (ptr, len))
 }
 
 /// A buffer's address as the record's base (buffers never sit at address 0).
@@ -317,9 +250,12 @@ mod tests {
         {
             let r = record(bytes, zeroed);
             let base = r.base().as_ptr();
-            #[cfg(target_os = "linux")]
-            if bytes >= HUGE_PAGE_BYTES && huge_pages_wanted() {
-                assert_eq!(base as usize % HUGE_PAGE_BYTES, 0, "{bytes} bytes");
+            if huge_pages::wanted(bytes) {
+                assert_eq!(
+                    base as usize % huge_pages::HUGE_PAGE_BYTES,
+                    0,
+                    "{bytes} bytes"
+                );
             }
             assert_eq!(base as usize % HOST_ALIGNMENT, 0);
             // SAFETY: the record owns `bytes` bytes at `base`, used by this thread alone.

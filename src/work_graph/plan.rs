@@ -8,6 +8,7 @@ use super::schedule::Schedule;
 use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::Space;
+use crate::huge_pages::HostArray;
 use crate::priority::Priority;
 use crate::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -26,8 +27,9 @@ pub struct WorkGraph {
     /// Per position of the schedule, the number of the run in which its item last completed
     /// (written by runs on several workers; `worker`). One byte each: on many workers a run
     /// moves these flags between cores for every item, next to the work function's own data,
-    /// and the wrap-around clear (`begin`) every 255 runs costs one write per item.
-    pub(super) done: Box<[AtomicU8]>,
+    /// and the wrap-around clear (`begin`) every 255 runs costs one write per item. On huge
+    /// pages when large, like the schedule's arrays.
+    pub(super) done: HostArray<AtomicU8>,
     /// The number of the current run on several workers; never 0 while a run is in progress.
     pub(super) epoch: AtomicU8,
     /// The next position of the schedule that no worker has claimed.
@@ -91,18 +93,16 @@ impl WorkGraph {
         };
 
         let schedule = Schedule::new(&graph, &shape, &levels, level_count);
-        let mut done = Vec::new();
-        done.try_reserve_exact(n).map_err(|_| {
+        let done = HostArray::from_fn(n, |_| AtomicU8::new(0)).ok_or_else(|| {
             Error::new(
                 ErrorKind::OutOfMemory,
                 format!("no memory for the completion flags of {n} work items"),
             )
         })?;
-        done.extend((0..n).map(|_| AtomicU8::new(0)));
         Ok(WorkGraph {
             graph,
             schedule,
-            done: done.into_boxed_slice(),
+            done,
             epoch: AtomicU8::new(0),
             cursor: CachePadded(AtomicUsize::new(0)),
             lows: (0..low_water_slots())

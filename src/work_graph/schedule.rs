@@ -19,19 +19,22 @@
 
 use super::acyclic::DagShape;
 use super::crs::Crs;
+use crate::huge_pages::HostArray;
 use std::collections::VecDeque;
 
+/// The arrays a run walks per position are `HostArray`s: on huge pages when large
+/// (crate::huge_pages, docs/work-graph.md).
 pub(super) struct Schedule {
     /// The item at each position.
-    pub order: Box<[u32]>,
+    pub order: HostArray<u32>,
     /// Position p's predecessors are `pred_positions[pred_offsets[p]..pred_offsets[p + 1]]`.
-    pub pred_offsets: Box<[u32]>,
+    pub pred_offsets: HostArray<u32>,
     /// Positions of predecessors, each smaller than the position it precedes, in decreasing
     /// order within a row.
-    pub pred_positions: Box<[u32]>,
+    pub pred_positions: HostArray<u32>,
     /// Per position, 1 + the position of its latest predecessor, or 0 without predecessors: an
     /// item whose latest predecessor is known complete needs no other look.
-    pub latest_pred: Box<[u32]>,
+    pub latest_pred: HostArray<u32>,
     /// With one priority level: where each height starts in the order (tallest first), and
     /// the order's length at the end. Items of one height never depend on each other. Empty
     /// with several levels.
@@ -88,10 +91,10 @@ impl Schedule {
             pred_offsets.push(pred_positions.len() as u32);
         }
         Schedule {
-            order: order.into_boxed_slice(),
-            pred_offsets: pred_offsets.into_boxed_slice(),
-            pred_positions: pred_positions.into_boxed_slice(),
-            latest_pred: latest_pred.into_boxed_slice(),
+            order: HostArray::from_vec(order),
+            pred_offsets: HostArray::from_vec(pred_offsets),
+            pred_positions: HostArray::from_vec(pred_positions),
+            latest_pred: HostArray::from_vec(latest_pred),
             level_starts: level_starts.into_boxed_slice(),
         }
     }

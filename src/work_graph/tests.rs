@@ -521,3 +521,51 @@ fn trees_and_wavefronts_keep_their_order_on_many_workers() {
         }
     }
 }
+
+/// A plan of fib(27) (635 621 items): its per-position arrays of 2.4 MiB each are on huge pages
+/// unless TASKDAG_HUGE_PAGES=0 (its completion flags, 0.6 MiB, are not), and it computes
+/// fib(27) on every space, twice, so that the second run reads flags the first one wrote.
+#[test]
+fn a_large_plan_keeps_its_arrays_on_huge_pages_and_runs_correctly() {
+    use crate::huge_pages::{wanted, HUGE_PAGE_BYTES};
+    let graph = fib_graph(27);
+    let depend = graph.transpose();
+    let p = plan(graph);
+    let s = &p.schedule;
+    for array in [&s.order, &s.pred_offsets, &s.pred_positions, &s.latest_pred] {
+        assert_eq!(array.on_huge_pages(), wanted(HUGE_PAGE_BYTES));
+        if array.on_huge_pages() {
+            assert_eq!(array.as_ptr() as usize % HUGE_PAGE_BYTES, 0);
+        }
+    }
+    assert!(!p.done.on_huge_pages());
+    let inputs: Vec<usize> = {
+        let mut inputs = vec![27];
+        for k in 0.. {
+            if k == inputs.len() {
+                break;
+            }
+            if inputs[k] >= 2 {
+                inputs.extend([inputs[k] - 1, inputs[k] - 2]);
+            }
+        }
+        inputs
+    };
+    for space in spaces() {
+        for _ in 0..2 {
+            let values: Vec<AtomicUsize> = inputs
+                .iter()
+                .map(|&input| AtomicUsize::new(if input < 2 { input } else { 0 }))
+                .collect();
+            p.run(&space, |i| {
+                if let [a, b] = *depend.row(i) {
+                    let sum = values[a as usize].load(Ordering::Relaxed)
+                        + values[b as usize].load(Ordering::Relaxed);
+                    values[i].store(sum, Ordering::Relaxed);
+                }
+            })
+            .unwrap();
+            assert_eq!(values[0].load(Ordering::Relaxed), 196_418);
+        }
+    }
+}

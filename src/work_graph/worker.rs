@@ -304,13 +304,31 @@ impl WorkGraph {
         self.done[p].store(epoch, Ordering::Release);
     }
 
-    /// Runs positions `start..end`, all of whose predecessors are known to be complete.
+    /// Runs positions `start..end` (not empty) of one height, all of whose predecessors are
+    /// known to be complete.
+    ///
+    /// The items of a height are in increasing index order (`schedule`), so those of the chunk
+    /// are consecutive exactly when its last is `end - start - 1` above its first. They then
+    /// run without reading the order: on many workers a run streams the order, the flags and
+    /// the work function's data through every core at once, and a graph numbered level by
+    /// level (fib numbered breadth-first, as in 000 Fig. 3.6: each height is a range of items)
+    /// saves 4 of the 5 bytes per item that the plan adds to that stream.
     fn run_ready<F: Fn(usize) + ?Sized>(&self, start: usize, end: usize, epoch: u8, work: &F) {
         let order = &self.schedule.order[start..end];
-        for (&item, flag) in order.iter().zip(&self.done[start..end]) {
-            work(item as usize);
-            // Release: a worker that sees this number also sees F's writes.
-            flag.store(epoch, Ordering::Release);
+        let done = &self.done[start..end];
+        let first = order[0] as usize;
+        if order[order.len() - 1] as usize - first == order.len() - 1 {
+            for (item, flag) in (first..).zip(done) {
+                work(item);
+                // Release: a worker that sees this number also sees F's writes.
+                flag.store(epoch, Ordering::Release);
+            }
+        } else {
+            for (&item, flag) in order.iter().zip(done) {
+                work(item as usize);
+                // Release: as above.
+                flag.store(epoch, Ordering::Release);
+            }
         }
     }
 
