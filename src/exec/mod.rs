@@ -9,6 +9,7 @@
 
 mod barrier;
 mod current;
+mod home_cpu;
 mod idle;
 mod instance_request;
 mod job;

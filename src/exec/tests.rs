@@ -580,3 +580,66 @@ fn block_dispatch_errors_and_panics_match_whole_instance_dispatch() {
         assert_eq!(blocks_run_by_members(&space), vec![0, 1, 2]);
     }
 }
+
+/// Restricts the calling thread to `cpus` (which moves it onto one of them at once).
+fn set_affinity(cpus: &[usize]) {
+    // SAFETY: cpu_set_t is plain data; the CPU ids come from the OS and are below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+            0
+        );
+    }
+}
+
+/// Rank 0 of a pinned pool is left unpinned; when the OS has put it on a worker's CPU, a
+/// dispatch first moves it back to its reserved CPU (home_cpu.rs), and its affinity is what it
+/// was.
+#[test]
+fn an_unpinned_rank_0_found_on_a_workers_cpu_returns_to_its_own() {
+    let cpus = crate::topology::available_cpus();
+    if cpus.len() < 2 {
+        return;
+    }
+    let space = Space::threads(&PoolOptions {
+        threads: cpus.len(),
+        cpus: cpus.to_vec(),
+        idle_spin: Some(TEST_IDLE_SPIN),
+        ..PoolOptions::default()
+    })
+    .unwrap();
+    let (home, worker) = (cpus[0], cpus[1]);
+    let mut returned = 0;
+    for _ in 0..5 {
+        // Onto the worker's CPU, then the former affinity back: the thread stays where it is
+        // until the OS moves it.
+        set_affinity(&[worker]);
+        set_affinity(cpus);
+        let seen = AtomicUsize::new(usize::MAX);
+        space
+            .run_on_all(&|w: Worker| {
+                if w.rank == 0 {
+                    // SAFETY: sched_getcpu has no preconditions.
+                    let cpu = unsafe { libc::sched_getcpu() };
+                    seen.store(usize::try_from(cpu).unwrap(), Ordering::Relaxed);
+                }
+            })
+            .unwrap();
+        returned += usize::from(seen.load(Ordering::Relaxed) == home);
+    }
+    assert!(
+        returned > 0,
+        "rank 0 stayed on worker CPU {worker} in 5 dispatches"
+    );
+    // SAFETY: as above.
+    let allowed = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+        cpus.iter().filter(|&&c| libc::CPU_ISSET(c, &set)).count()
+    };
+    assert_eq!(allowed, cpus.len(), "rank 0's affinity was not restored");
+}

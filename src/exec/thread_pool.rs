@@ -8,6 +8,7 @@
 //! first, the caller included (slot.rs).
 
 use super::current;
+use super::home_cpu;
 use super::idle::{self, Route};
 use super::job::Job;
 use super::mailbox::{Delivery, Mailbox};
@@ -28,7 +29,8 @@ pub struct PoolOptions {
     /// thread, is not pinned but has its CPU reserved (no other rank gets it): threads that the
     /// caller creates later inherit its affinity, and pinning it confined all of a program's own
     /// threads to one core (measured: a 16-thread pthread benchmark run after td_initialize ran
-    /// at one thread's speed).
+    /// at one thread's speed). Dispatches move it back there when the OS has put it on a
+    /// worker's CPU (`home_cpu.rs`).
     pub cpus: Vec<usize>,
     /// NUMA domain of each rank; empty means all in domain 0.
     pub numa: Vec<usize>,
@@ -114,6 +116,15 @@ impl ThreadPool {
         })
     }
 
+    /// Before a dispatch whose control thread is `control`: rank 0, the one unpinned thread,
+    /// goes back to its reserved CPU if the OS moved it onto a worker's (`home_cpu.rs`).
+    #[inline]
+    fn keep_rank0_home(&self, control: usize) {
+        if control == 0 {
+            home_cpu::return_if_on_a_worker(self.shared.cpus[0], &self.shared.cpus[1..]);
+        }
+    }
+
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
@@ -130,6 +141,7 @@ impl ThreadPool {
             work(0);
             return;
         }
+        self.keep_rank0_home(members[0]);
         let job = Job::new(work, members.len() - 1);
         let job_ref = job.as_ref();
         for (i, &rank) in members.iter().enumerate().skip(1) {
@@ -158,6 +170,7 @@ impl ThreadPool {
             work(0);
             return;
         }
+        self.keep_rank0_home(members[0]);
         let mailboxes = &self.shared.mailboxes;
         let wake = || {
             for &rank in &members[1..size] {
