@@ -90,4 +90,17 @@ static inline long long bench_parse_int(const char *opt, const char *value) {
     return v;
 }
 
+/* MiB of this process's anonymous memory backed by transparent huge pages (AnonHugePages of
+ * /proc/self/smaps_rollup), or -1 where that file is missing. */
+static inline long bench_anon_huge_mib(void) {
+    char line[256];
+    long kib = -1;
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %ld kB", &kib) == 1) break;
+    fclose(f);
+    return kib < 0 ? -1 : kib / 1024;
+}
+
 #endif /* TASKDAG_BENCH_UTIL_H */

@@ -107,18 +107,6 @@ static int views_next(int layout, size_t *index) {
     return 0;
 }
 
-/* MiB of anonymous memory backed by transparent huge pages (AnonHugePages), or -1. */
-static long views_anon_huge_mib(void) {
-    char line[256];
-    long kib = -1;
-    FILE *f = fopen("/proc/self/smaps_rollup", "r");
-    if (!f) return -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "AnonHugePages: %ld kB", &kib) == 1) break;
-    fclose(f);
-    return kib < 0 ? -1 : kib / 1024;
-}
-
 /* Visits every index of the array, last index fastest. */
 #define VIEWS_FOR_EACH(index)                                                          \
     for (index[0] = 0; index[0] < g_params.extents[0]; ++index[0])                     \
@@ -254,7 +242,7 @@ int main(int argc, char **argv) {
     printf("{\"type\":\"info\",");
     views_print_common(stdout);
     impl_info(stdout);
-    printf(",\"anon_huge_mib\":%ld}\n", views_anon_huge_mib());
+    printf(",\"anon_huge_mib\":%ld}\n", bench_anon_huge_mib());
     fflush(stdout);
 
     for (rep = 0; rep < g_params.warmup + g_params.reps; ++rep) {

@@ -240,18 +240,6 @@ static int64_t wg_span(void) {
     return span;
 }
 
-/* MiB of anonymous memory backed by transparent huge pages (AnonHugePages), or -1. */
-static long wg_anon_huge_mib(void) {
-    char line[256];
-    long kib = -1;
-    FILE *f = fopen("/proc/self/smaps_rollup", "r");
-    if (!f) return -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "AnonHugePages: %ld kB", &kib) == 1) break;
-    fclose(f);
-    return kib < 0 ? -1 : kib / 1024;
-}
-
 static void wg_reset(void) { memcpy(g_wg.values, g_wg.initial, (size_t)g_wg.n * sizeof(int64_t)); }
 
 /* Checks one execution; 0 = correct. */
@@ -376,7 +364,7 @@ int main(int argc, char **argv) {
 
     printf("{\"type\":\"info\",");
     wg_print_common(stdout);
-    printf(",\"runs_per_rep\":%lld,\"anon_huge_mib\":%ld", runs_per_rep, wg_anon_huge_mib());
+    printf(",\"runs_per_rep\":%lld,\"anon_huge_mib\":%ld", runs_per_rep, bench_anon_huge_mib());
     impl_info(stdout);
     printf("}\n");
     fflush(stdout);

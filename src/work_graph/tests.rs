@@ -313,21 +313,28 @@ fn fibonacci_of_000_figure_3_6() {
     let graph = Crs::from_parts(row_map, entries).unwrap();
     let depend = graph.transpose();
     let p = WorkGraph::new(Arc::new(graph), None).unwrap();
+    let inputs: Vec<usize> = inputs.iter().map(|&(input, _)| input as usize).collect();
     for space in spaces() {
-        let values: Vec<AtomicUsize> = inputs
-            .iter()
-            .map(|&(input, _)| AtomicUsize::new(if input < 2 { input as usize } else { 0 }))
-            .collect();
-        p.run(&space, |i| {
-            if let [a, b] = *depend.row(i) {
-                let sum = values[a as usize].load(Ordering::Relaxed)
-                    + values[b as usize].load(Ordering::Relaxed);
-                values[i].fetch_add(sum, Ordering::Relaxed);
-            }
-        })
-        .unwrap();
-        assert_eq!(values[0].load(Ordering::Relaxed), 6765);
+        assert_eq!(fibonacci_by_plan(&p, &depend, &inputs, &space), 6765);
     }
+}
+
+/// Runs a Fibonacci plan whose item i computes F(inputs[i]) as the sum of the two items it
+/// executes after (`depend`, the transposed graph); returns item 0's value.
+fn fibonacci_by_plan(p: &WorkGraph, depend: &Crs, inputs: &[usize], space: &Space) -> usize {
+    let values: Vec<AtomicUsize> = inputs
+        .iter()
+        .map(|&input| AtomicUsize::new(if input < 2 { input } else { 0 }))
+        .collect();
+    p.run(space, |i| {
+        if let [a, b] = *depend.row(i) {
+            let sum = values[a as usize].load(Ordering::Relaxed)
+                + values[b as usize].load(Ordering::Relaxed);
+            values[i].store(sum, Ordering::Relaxed);
+        }
+    })
+    .unwrap();
+    values[0].load(Ordering::Relaxed)
 }
 
 #[test]
@@ -553,19 +560,7 @@ fn a_large_plan_keeps_its_arrays_on_huge_pages_and_runs_correctly() {
     };
     for space in spaces() {
         for _ in 0..2 {
-            let values: Vec<AtomicUsize> = inputs
-                .iter()
-                .map(|&input| AtomicUsize::new(if input < 2 { input } else { 0 }))
-                .collect();
-            p.run(&space, |i| {
-                if let [a, b] = *depend.row(i) {
-                    let sum = values[a as usize].load(Ordering::Relaxed)
-                        + values[b as usize].load(Ordering::Relaxed);
-                    values[i].store(sum, Ordering::Relaxed);
-                }
-            })
-            .unwrap();
-            assert_eq!(values[0].load(Ordering::Relaxed), 196_418);
+            assert_eq!(fibonacci_by_plan(&p, &depend, &inputs, &space), 196_418);
         }
     }
 }
