@@ -16,7 +16,8 @@
 //! read), and when that is a worker's CPU, it moves to its reserved one: it narrows its
 //! affinity to that CPU, which migrates it there before the call returns, and restores its
 //! former affinity at once, which leaves it where it is. Threads it creates later still
-//! inherit its own affinity.
+//! inherit its own affinity. A thread whose own affinity leaves out its reserved CPU was put
+//! where it is by its program and stays there.
 
 /// Moves the calling thread to `home` if it runs on one of `workers` now. For a pool's rank 0,
 /// before a dispatch.
@@ -42,7 +43,9 @@ fn move_to(cpu: usize) {
     // SAFETY: cpu_set_t is plain data; the calls get its size; `cpu` is below CPU_SETSIZE.
     unsafe {
         let mut saved: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, size, &mut saved) != 0 {
+        // A thread whose own affinity excludes its reserved CPU was placed by its program:
+        // leave it where it is.
+        if libc::sched_getaffinity(0, size, &mut saved) != 0 || !libc::CPU_ISSET(cpu, &saved) {
             return;
         }
         let mut only: libc::cpu_set_t = std::mem::zeroed();

@@ -642,4 +642,19 @@ fn an_unpinned_rank_0_found_on_a_workers_cpu_returns_to_its_own() {
         cpus.iter().filter(|&&c| libc::CPU_ISSET(c, &set)).count()
     };
     assert_eq!(allowed, cpus.len(), "rank 0's affinity was not restored");
+
+    // A thread its program confined to the worker's CPU stays there, with its affinity.
+    set_affinity(&[worker]);
+    let seen = AtomicUsize::new(usize::MAX);
+    space
+        .run_on_all(&|w: Worker| {
+            if w.rank == 0 {
+                // SAFETY: as above.
+                let cpu = unsafe { libc::sched_getcpu() };
+                seen.store(usize::try_from(cpu).unwrap(), Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+    set_affinity(cpus);
+    assert_eq!(seen.load(Ordering::Relaxed), worker);
 }
