@@ -596,6 +596,21 @@ fn set_affinity(cpus: &[usize]) {
     }
 }
 
+/// The CPU rank 0 runs on inside a dispatch of `space`.
+fn cpu_of_rank_0(space: &Space) -> usize {
+    let seen = AtomicUsize::new(usize::MAX);
+    space
+        .run_on_all(&|w: Worker| {
+            if w.rank == 0 {
+                // SAFETY: sched_getcpu has no preconditions.
+                let cpu = unsafe { libc::sched_getcpu() };
+                seen.store(usize::try_from(cpu).unwrap(), Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+    seen.load(Ordering::Relaxed)
+}
+
 /// Rank 0 of a pinned pool is left unpinned; when the OS has put it on a worker's CPU, a
 /// dispatch first moves it back to its reserved CPU (home_cpu.rs), and its affinity is what it
 /// was.
@@ -619,17 +634,7 @@ fn an_unpinned_rank_0_found_on_a_workers_cpu_returns_to_its_own() {
         // until the OS moves it.
         set_affinity(&[worker]);
         set_affinity(cpus);
-        let seen = AtomicUsize::new(usize::MAX);
-        space
-            .run_on_all(&|w: Worker| {
-                if w.rank == 0 {
-                    // SAFETY: sched_getcpu has no preconditions.
-                    let cpu = unsafe { libc::sched_getcpu() };
-                    seen.store(usize::try_from(cpu).unwrap(), Ordering::Relaxed);
-                }
-            })
-            .unwrap();
-        returned += usize::from(seen.load(Ordering::Relaxed) == home);
+        returned += usize::from(cpu_of_rank_0(&space) == home);
     }
     assert!(
         returned > 0,
@@ -645,16 +650,7 @@ fn an_unpinned_rank_0_found_on_a_workers_cpu_returns_to_its_own() {
 
     // A thread its program confined to the worker's CPU stays there, with its affinity.
     set_affinity(&[worker]);
-    let seen = AtomicUsize::new(usize::MAX);
-    space
-        .run_on_all(&|w: Worker| {
-            if w.rank == 0 {
-                // SAFETY: as above.
-                let cpu = unsafe { libc::sched_getcpu() };
-                seen.store(usize::try_from(cpu).unwrap(), Ordering::Relaxed);
-            }
-        })
-        .unwrap();
+    let seen = cpu_of_rank_0(&space);
     set_affinity(cpus);
-    assert_eq!(seen.load(Ordering::Relaxed), worker);
+    assert_eq!(seen, worker);
 }
