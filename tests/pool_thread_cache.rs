@@ -8,6 +8,10 @@ use std::sync::{Arc, Barrier, Mutex, MutexGuard};
 use taskdag::pool::{AllocFailure, MemoryPool, PoolConfig};
 use taskdag::ErrorKind;
 
+#[path = "../src/pool/test_blocks.rs"]
+mod test_blocks;
+use test_blocks::{alloc, fill, free};
+
 /// The tests run one at a time: some let a thread exit with blocks in its cache, and a thread of a
 /// test running alongside could take the exited thread's lane, and with it the cache, before the
 /// test drains it (the caches of owned lanes are their owners' alone). Every test takes this
@@ -25,21 +29,6 @@ fn pool(total: usize, thread_cache: bool) -> MemoryPool {
         ..PoolConfig::default()
     })
     .unwrap()
-}
-
-fn alloc(pool: &MemoryPool, size: usize) -> NonNull<u8> {
-    pool.allocate(size, 1)
-        .unwrap_or_else(|f| panic!("allocate({size}) failed: {f:?}"))
-}
-
-fn free(pool: &MemoryPool, ptr: NonNull<u8>, size: usize) {
-    // SAFETY: the tests free blocks they allocated from this pool and hold.
-    unsafe { pool.deallocate(ptr.as_ptr(), size) }.unwrap();
-}
-
-/// Allocates `size`-byte blocks until the pool has none left.
-fn fill(pool: &MemoryPool, size: usize) -> Vec<NonNull<u8>> {
-    std::iter::from_fn(|| pool.allocate(size, 1).ok()).collect()
 }
 
 /// Blocks and bytes of the statistics add up: every block of an assigned superblock is consumed

@@ -27,6 +27,8 @@ mod thread_cache;
 mod usage;
 
 #[cfg(test)]
+mod test_blocks;
+#[cfg(test)]
 mod tests;
 
 pub use config::{PoolConfig, DEFAULT_MAX_BLOCK_ALLOC_SIZE, DEFAULT_MIN_BLOCK_ALLOC_SIZE};

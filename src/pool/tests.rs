@@ -2,9 +2,9 @@
 //! statistics and rejected deallocations. Concurrency is covered by `tests/pool_stress.rs` and
 //! the loom models in `tests/loom_pool.rs`.
 
+use super::test_blocks::{alloc, fill, free};
 use super::*;
 use crate::error::ErrorKind;
-use std::ptr::NonNull;
 
 fn pool(total: usize, min_block: usize, max_block: usize, superblock: usize) -> MemoryPool {
     MemoryPool::new(&PoolConfig {
@@ -15,21 +15,6 @@ fn pool(total: usize, min_block: usize, max_block: usize, superblock: usize) -> 
         thread_cache: true,
     })
     .unwrap()
-}
-
-fn alloc(pool: &MemoryPool, size: usize) -> NonNull<u8> {
-    pool.allocate(size, 1)
-        .unwrap_or_else(|f| panic!("allocate({size}) failed: {f:?}"))
-}
-
-fn free(pool: &MemoryPool, ptr: NonNull<u8>, size: usize) {
-    // SAFETY: every test frees blocks it allocated from this pool and does not touch them again.
-    unsafe { pool.deallocate(ptr.as_ptr(), size) }.unwrap();
-}
-
-/// Allocates `size`-byte blocks until the pool has none left.
-fn fill(pool: &MemoryPool, size: usize) -> Vec<NonNull<u8>> {
-    std::iter::from_fn(|| pool.allocate(size, 1).ok()).collect()
 }
 
 /// The first byte of the pool's span, found by probing `contains` below one of its blocks.
