@@ -43,6 +43,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../common/bench_util.h"
 
@@ -56,6 +58,7 @@ typedef struct pool_params {
     int batch;
     int reps;
     int warmup;
+    int pin;          /* 1 = thread t runs on the t-th CPU the process may use */
     unsigned size;    /* 0 = mixed */
     uint64_t seed;
     size_t total_bytes;
@@ -150,10 +153,29 @@ static int pool_work(pool_thread *th) {
     return 0;
 }
 
+/* Pins the calling thread to the n-th CPU (counting from 0, wrapping) of the process's
+ * affinity, through the raw system calls, so that no feature macro must precede the
+ * implementation's own includes. Returns 0 on success. */
+static int pool_pin_to_nth_cpu(int n) {
+    unsigned long allowed[16] = {0}, one[16] = {0};
+    long bytes = syscall(SYS_sched_getaffinity, 0, sizeof allowed, allowed);
+    int cpus = 0, cpu, k;
+    if (bytes <= 0) return 1;
+    for (cpu = 0; cpu < (int)(8 * bytes); ++cpu)
+        if (allowed[cpu / 64] >> (cpu % 64) & 1) ++cpus;
+    if (cpus == 0) return 1;
+    for (cpu = 0, k = n % cpus;; ++cpu)
+        if ((allowed[cpu / 64] >> (cpu % 64) & 1) && k-- == 0) break;
+    one[cpu / 64] = 1ul << (cpu % 64);
+    return syscall(SYS_sched_setaffinity, 0, sizeof one, one) == 0 ? 0 : 1;
+}
+
 static void *pool_thread_main(void *arg) {
     pool_thread *th = (pool_thread *)arg;
     int total = g_params.warmup + g_params.reps;
     int rep;
+    if (g_params.pin && pool_pin_to_nth_cpu(th->tid) != 0)
+        pool_fail("thread %d: could not pin it to a CPU (--pin)", th->tid);
     for (rep = 0; rep < total; ++rep) {
         pthread_barrier_wait(&g_start);
         th->t0 = bench_now_ns();
@@ -168,6 +190,7 @@ static void pool_usage(void) {
     fprintf(stderr,
             "usage: %s-bench [--size 64|256|1024|4096|mixed] [--threads N] [--pairs N] [--batch N]\n"
             "       [--reps N] [--warmup N] [--seed N] [--total BYTES] [--min-block B] [--max-block B]\n"
+            "       [--pin]   (thread t on the t-th CPU the process may use)\n"
             "       [--superblock B]\n"
             "Prints one JSON object per line; exits 0 only when every result was checked.\n",
             IMPL_NAME);
@@ -208,6 +231,8 @@ static void pool_parse(int argc, char **argv) {
             g_params.reps = (int)bench_parse_int(o, v), ++i;
         } else if (!strcmp(o, "--warmup")) {
             g_params.warmup = (int)bench_parse_int(o, v), ++i;
+        } else if (!strcmp(o, "--pin")) {
+            g_params.pin = 1;
         } else if (!strcmp(o, "--seed")) {
             g_params.seed = (uint64_t)bench_parse_int(o, v), ++i;
         } else if (!strcmp(o, "--total")) {
@@ -248,6 +273,7 @@ static void pool_print_common(FILE *f) {
         fprintf(f, "\"%u\"", g_params.size);
     else
         fprintf(f, "\"mixed\"");
+    if (g_params.pin) fprintf(f, ",\"pinned\":true");
     fprintf(f, ",\"threads\":%d,\"batch\":%d,\"pairs_per_thread\":%lld", g_params.threads, g_params.batch,
             g_params.pairs);
 }
