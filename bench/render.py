@@ -77,6 +77,13 @@ def markdown(doc: dict, svg_names: dict[str, str]) -> str:
                + (f", {m['physical_cores']} physical cores" if m.get("physical_cores") else "")
                + (f", {m['memory_gib']} GiB" if m.get("memory_gib") else "")
                + f"; {m.get('os', '')}")
+    for when, cap in zip(("before", "after"), doc.get("machine_capacity") or []):
+        alone, together = cap["alone"], cap["together"]
+        out.append(f"- machine capacity {when} the run (`bench/machine/vcpu_speed`, an ALU loop "
+                   f"pinned to each CPU; sum of the CPUs' speeds relative to the fastest alone): "
+                   f"{alone['sum_of_speeds']} of {alone['cpus']} one CPU at a time, "
+                   f"{together['sum_of_speeds']} with all busy at once, the slowest then "
+                   f"{together['slowest_over_fastest']}x the fastest")
     tc = doc.get("toolchain") or {}
     if tc:
         out.append(f"- built with {tc.get('cc')}; {tc.get('rustc')}; -march={st.get('arch') or 'default'}")

@@ -661,6 +661,35 @@ def thread_list(args) -> list[int]:
     return ts
 
 
+def machine_capacity(manifest: dict, args) -> dict | None:
+    """Runs bench/machine/vcpu_speed (one round, about 2 s on 16 CPUs): what a perfectly parallel
+    loop with no shared memory gains on this machine, alone and with every CPU busy at once. On a
+    VM whose vCPUs share cores with other tenants this is far from the CPU count, and it bounds
+    every thread-scaling figure of the run. None when the probe is missing or in quick mode."""
+    exe = Path(manifest["bin_dir"]) / "machine_vcpu_speed"
+    if args.quick or not exe.exists():
+        return None
+    try:
+        out = subprocess.run([str(exe), "1"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        log(f"machine probe failed: {e}")
+        return None
+    found = {}
+    for line in out.stdout.splitlines():
+        m = re.search(r" (alone|together), .*slowest/fastest ([0-9.]+)\s+sum of speeds ([0-9.]+) "
+                      r"of (\d+)", line)
+        if m:
+            found[m.group(1)] = {"slowest_over_fastest": float(m.group(2)),
+                                 "sum_of_speeds": float(m.group(3)), "cpus": int(m.group(4))}
+    if set(found) != {"alone", "together"}:
+        log(f"machine probe: unexpected output {out.stdout!r} {out.stderr!r}")
+        return None
+    log(f"machine capacity: sum of speeds {found['alone']['sum_of_speeds']} of "
+        f"{found['alone']['cpus']} alone, {found['together']['sum_of_speeds']} all together "
+        f"(slowest/fastest {found['together']['slowest_over_fastest']})")
+    return found
+
+
 def run_all(benches: list[Benchmark], manifest: dict, env: dict, args) -> tuple[list, list]:
     programs = {(p["bench"], p["impl"]): p for p in manifest["programs"]}
     threads = thread_list(args)
@@ -791,7 +820,9 @@ def main() -> int:
     log(f"machine: {machine['label']} ({machine['cpu_model']}, {machine['cpus_available']} CPUs "
         f"available); commit {source['commit']}{' (dirty)' if source.get('dirty') else ''}")
     started = datetime.datetime.now(datetime.timezone.utc)
+    capacity_before = machine_capacity(manifest, args)
     results, failures = run_all(benches, manifest, env, args)
+    capacity_after = machine_capacity(manifest, args)
     doc = {
         "schema": SCHEMA_VERSION,
         "machine": machine,
@@ -805,6 +836,7 @@ def main() -> int:
         "settings": {"quick": args.quick, "reps": args.reps, "warmup": args.warmup,
                      "processes": args.processes,
                      "threads": thread_list(args), "arch": manifest.get("arch")},
+        "machine_capacity": [c for c in (capacity_before, capacity_after) if c],
         "benchmarks": results,
         "failures": failures,
     }

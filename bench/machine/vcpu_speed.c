@@ -4,11 +4,17 @@
  * vCPUs share physical cores with other tenants, a vCPU runs at half speed whenever its core's
  * sibling is busy, which no scheduling inside the VM can see or avoid.
  *
- * Build and run:  cc -O2 -o vcpu_speed bench/machine/vcpu_speed.c && ./vcpu_speed [rounds]
- * Prints one line per round: the milliseconds each CPU took, then the slowest / fastest ratio
- * and the sum of the CPUs' speeds relative to the fastest (the most a perfectly balanced
- * parallel run could gain over one thread on the fastest CPU). */
+ * Each round has two lines. "alone": the CPUs one at a time. "together": one pinned thread per
+ * CPU, all at once, as a parallel run uses the machine; on a VM whose vCPUs are SMT siblings of
+ * each other (which it may not tell), or whose host is oversubscribed, this is where the
+ * machine's parallel capacity shows.
+ *
+ * Build and run:  cc -O2 -pthread -o vcpu_speed bench/machine/vcpu_speed.c && ./vcpu_speed [rounds]
+ * Each line gives the milliseconds each CPU took, then the slowest / fastest ratio and the sum of
+ * the CPUs' speeds relative to the fastest CPU of the "alone" line (the most a perfectly
+ * balanced parallel run could gain over one thread on that CPU). */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +39,64 @@ static double timed_loop(void) {
     return seconds() - start;
 }
 
+typedef struct together_arg {
+    int cpu;
+    pthread_barrier_t *start;
+    double ms;
+} together_arg;
+
+static void *together_thread(void *p) {
+    together_arg *a = (together_arg *)p;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(a->cpu, &one);
+    a->ms = -1;
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) {
+        pthread_barrier_wait(a->start);
+        return NULL;
+    }
+    pthread_barrier_wait(a->start);
+    a->ms = 1e3 * timed_loop();
+    return NULL;
+}
+
+static void print_line(const char *what, int round, const int *cpus, const double *ms, int n,
+                       double reference) {
+    double fastest = 1e9, slowest = 0, speeds = 0;
+    printf("round %d %s, ms per cpu:", round, what);
+    for (int k = 0; k < n; k++) {
+        printf(" %d:%.0f", cpus[k], ms[k]);
+        if (ms[k] < fastest) fastest = ms[k];
+        if (ms[k] > slowest) slowest = ms[k];
+        speeds += reference / ms[k];
+    }
+    printf("  slowest/fastest %.2f  sum of speeds %.1f of %d\n", slowest / fastest, speeds, n);
+    fflush(stdout);
+}
+
+/* Every CPU of `cpus` runs the loop at the same time; returns 0 on success. */
+static int run_together(const int *cpus, int n, double *ms) {
+    static pthread_t threads[CPU_SETSIZE];
+    static together_arg args[CPU_SETSIZE];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)n);
+    for (int k = 0; k < n; k++) {
+        args[k] = (together_arg){cpus[k], &start, 0};
+        if (pthread_create(&threads[k], NULL, together_thread, &args[k]) != 0) {
+            fprintf(stderr, "vcpu_speed: pthread_create failed\n");
+            exit(1);
+        }
+    }
+    int ok = 0;
+    for (int k = 0; k < n; k++) {
+        pthread_join(threads[k], NULL);
+        ms[k] = args[k].ms;
+        if (ms[k] < 0) ok = -1;
+    }
+    pthread_barrier_destroy(&start);
+    return ok;
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 3;
     cpu_set_t allowed;
@@ -41,7 +105,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     for (int r = 0; r < rounds; r++) {
-        double fastest = 1e9, slowest = 0, ms[CPU_SETSIZE];
+        double fastest = 1e9, ms[CPU_SETSIZE];
         int cpus[CPU_SETSIZE], n = 0;
         for (int c = 0; c < CPU_SETSIZE; c++) {
             cpu_set_t one;
@@ -52,17 +116,15 @@ int main(int argc, char **argv) {
             cpus[n] = c;
             ms[n] = 1e3 * timed_loop();
             if (ms[n] < fastest) fastest = ms[n];
-            if (ms[n] > slowest) slowest = ms[n];
             n++;
         }
-        double speeds = 0;
-        printf("round %d, ms per cpu:", r);
-        for (int k = 0; k < n; k++) {
-            printf(" %d:%.0f", cpus[k], ms[k]);
-            speeds += fastest / ms[k];
+        print_line("alone", r, cpus, ms, n, fastest);
+        double together[CPU_SETSIZE];
+        if (run_together(cpus, n, together) != 0) {
+            fprintf(stderr, "vcpu_speed: could not pin a thread to each CPU\n");
+            return 1;
         }
-        printf("  slowest/fastest %.2f  sum of speeds %.1f of %d\n", slowest / fastest, speeds, n);
-        fflush(stdout);
+        print_line("together", r, cpus, together, n, fastest);
     }
     sched_setaffinity(0, sizeof allowed, &allowed);
     return 0;
