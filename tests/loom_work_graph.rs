@@ -1,6 +1,6 @@
 //! Model checks of work-graph runs on two workers under every interleaving (up to a preemption
-//! bound) and every weak-memory outcome loom explores: slices of each height (one priority
-//! level) and chunk claims from the shared cursor (several levels), the completion flags
+//! bound) and every weak-memory outcome loom explores: pieces of each height claimed from the
+//! shared cursor (one priority level) and chunk claims of the whole schedule (several levels), the completion flags
 //! (Release after F, Acquire before a successor), waiting, low-water marks, run numbers across
 //! runs, and termination.
 //!
@@ -144,11 +144,11 @@ fn the_low_water_mark_only_covers_completed_items() {
     run_two_workers(6, &[(0, 4), (1, 5), (2, 4)]);
 }
 
-/// Slices of each height: worker 0 gets items 0 and 2, worker 1 items 1, 3 and 4. Item 2
-/// waits for 1, on the other worker, and item 3 for 0, so worker 1 may run 4 first while 3
-/// waits.
+/// Pieces of two positions of each height, claimed by either worker: items 2 and 3 wait for 0
+/// and 1, which may be on the other worker, and item 4 for nothing, so a worker may run 4
+/// while 3 waits.
 #[test]
-fn slices_run_ready_items_first_and_wait_for_the_others() {
+fn pieces_run_ready_items_first_and_wait_for_the_others() {
     run_two_workers(5, &[(0, 2), (0, 3), (1, 2)]);
 }
 

@@ -41,10 +41,10 @@ pub(super) struct Schedule {
     pub level_starts: Box<[u32]>,
 }
 
-/// Fewest items per worker for a height to be split among the workers: a narrower height runs
+/// Fewest items per worker for a height to be shared among the workers: a narrower height runs
 /// on worker 0 alone. Passing an item's result to another core costs a cache miss of the order
 /// of 100 ns, several items' work: a height split so thin would mostly pass results between
-/// cores. (Under loom, 1: the models' heights of two items are split between the two workers.)
+/// cores. (Under loom, 1: the models' heights of two items are shared by the two workers.)
 const MIN_SLICE: usize = if cfg!(loom) { 1 } else { 32 };
 
 impl Schedule {
@@ -99,29 +99,11 @@ impl Schedule {
         }
     }
 
-    /// Worker `rank`'s of `size` slice of the height at positions `start..end`, with one
-    /// priority level: a narrow height (fewer than `MIN_SLICE` items per worker) is worker 0's
-    /// alone; otherwise worker w gets the w-th P-th of the height's positions. Either way the
-    /// slices of a height cover it without overlap.
-    pub(super) fn slice(
-        &self,
-        start: usize,
-        end: usize,
-        rank: usize,
-        size: usize,
-    ) -> (usize, usize) {
-        let width = end - start;
-        if width < size * MIN_SLICE {
-            return if rank == 0 {
-                (start, end)
-            } else {
-                (start, start)
-            };
-        }
-        (
-            start + width * rank / size,
-            start + width * (rank + 1) / size,
-        )
+    /// Whether a height of `width` positions is too narrow to share among `size` workers, with
+    /// one priority level: it is then worker 0's alone (`MIN_SLICE`).
+    #[inline]
+    pub(super) fn narrow(width: usize, size: usize) -> bool {
+        width < size * MIN_SLICE
     }
 
     /// Positions of the predecessors of the item at position `p`.

@@ -2,6 +2,7 @@
 //! shape. Random DAGs up to 10^6 items at 1..8 workers are in tests/work_graph_random.rs, the
 //! loom models in tests/loom_work_graph.rs.
 
+use super::schedule::Schedule;
 use super::*;
 use crate::error::ErrorKind;
 use crate::exec::{PoolOptions, Space};
@@ -493,25 +494,47 @@ fn wavefront(n: usize) -> Crs {
 fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
     let p = plan(fib_graph(16));
     let (order, starts) = (p.order(), &p.schedule.level_starts);
-    let widest = starts.windows(2).max_by_key(|h| h[1] - h[0]).unwrap();
-    let (start, end) = (widest[0] as usize, widest[1] as usize);
-    // Every worker's slice of the widest height holds items; together they cover it once.
-    let slices: Vec<_> = (0..4).map(|r| p.schedule.slice(start, end, r, 4)).collect();
-    assert_eq!(slices[0].0, start);
-    assert_eq!(slices[3].1, end);
-    for pair in slices.windows(2) {
-        assert_eq!(pair[0].1, pair[1].0);
-        assert!(
-            pair[0].0 < pair[0].1,
-            "an empty slice of {} items",
-            end - start
-        );
+    let widest = starts
+        .windows(2)
+        .map(|h| (h[1] - h[0]) as usize)
+        .max()
+        .unwrap();
+    assert!(
+        !Schedule::narrow(widest, 4),
+        "fib(16)'s widest height is shared by 4 workers"
+    );
+    // The last height, fib(16) alone, is narrow: worker 0's, the thread that calls `run`.
+    assert_eq!(order[order.len() - 1], 0);
+    assert!(Schedule::narrow(1, 4));
+    let space = threads(4);
+    let caller = std::thread::current().id();
+    for _ in 0..20 {
+        let ran_by: Vec<Mutex<Option<std::thread::ThreadId>>> =
+            (0..p.num_items()).map(|_| Mutex::new(None)).collect();
+        p.run(&space, |i| {
+            let previous = ran_by[i]
+                .lock()
+                .unwrap()
+                .replace(std::thread::current().id());
+            assert!(previous.is_none(), "item {i} ran twice");
+        })
+        .unwrap();
+        for h in starts.windows(2) {
+            let (start, end) = (h[0] as usize, h[1] as usize);
+            for &item in &order[start..end] {
+                let thread = ran_by[item as usize]
+                    .lock()
+                    .unwrap()
+                    .expect("every item runs");
+                if Schedule::narrow(end - start, 4) {
+                    assert_eq!(
+                        thread, caller,
+                        "item {item} of a narrow height left worker 0"
+                    );
+                }
+            }
+        }
     }
-    // The last height, fib(16) alone, is worker 0's.
-    let last = order.len() - 1;
-    assert_eq!(order[last], 0);
-    assert_eq!(p.schedule.slice(last, last + 1, 0, 4), (last, last + 1));
-    assert_eq!(p.schedule.slice(last, last + 1, 3, 4), (last, last));
 }
 
 /// Stress: a tree and a wavefront, each run many times on 2, 3 and 8 workers with the order

@@ -7,26 +7,36 @@
 //! scatters the work function's accesses. Here the graph being static is used further: the
 //! plan has already fixed the order (`schedule`), so
 //! - one worker simply calls F in that order: a topological order needs no checks at all;
-//! - several workers split the schedule. With one priority level it is the height order, a
-//!   sequence of heights whose items never depend on each other, and worker w of P runs the
-//!   w-th P-th of every height (`Schedule::slice`), in chunks of up to 256 positions: level
-//!   scheduling, with point-to-point waits instead of a barrier between heights. A height too
-//!   narrow to give each worker `MIN_SLICE` items runs on worker 0 alone: a graph with little
-//!   parallelism (a long random chain of heights a few items wide) then runs on one core
-//!   instead of passing every item's inputs between cores (on 16 workers the deep random DAG
-//!   of the benchmark went from 143 to 60 ns per item, against 57 on one), and the other
-//!   workers wait without writing anything the running one reads. No shared counter is
-//!   touched at all. With several priority levels the schedule has no heights, and workers
-//!   claim consecutive chunks from one shared cursor instead.
+//! - several workers share the schedule. With one priority level it is the height order, a
+//!   sequence of heights whose items never depend on each other, and the workers take each
+//!   height's positions in pieces from a shared cursor (`run_heights`), guided: a piece is a
+//!   1/(`CLAIM_DIVISOR` x workers) part of what is left of the height, at least `MAX_CHUNK`,
+//!   and runs in chunks of up to `MAX_CHUNK`: level scheduling, with point-to-point waits
+//!   instead of a barrier between heights. A worker on a faster core takes more pieces, which
+//!   matters where cores run at different speeds (a VM whose vCPUs share cores with other
+//!   tenants: on the 16-core benchmark machine 3 to 6 of them run at half speed at any time).
+//!   Fixed slices of each height, which touched no shared counter at all, made every height
+//!   wait for the slowest core: fib(30) on 16 workers took 0.27-0.29 ns per item with them
+//!   against 0.26-0.27 with pieces, on 8 workers 0.50-0.56 against 0.41-0.49, and the wide
+//!   random graph on 16 workers 4.4-4.5 against 3.1-4.0 (the same three processes each,
+//!   alternating; fib(25) on 16 workers was 5% slower with pieces, within its spread). A
+//!   height too narrow to give each worker `MIN_SLICE` items runs on worker 0 alone: a graph
+//!   with little parallelism (a long random chain of heights a few items wide) then runs on
+//!   one core instead of passing every item's inputs between cores (on 16 workers the deep
+//!   random DAG of the benchmark went from 143 to 60 ns per item, against 57 on one), and the
+//!   other workers wait without writing anything the running one reads. With several priority
+//!   levels the schedule has no heights, and workers claim consecutive chunks of the whole
+//!   schedule from the cursor instead.
 //!   Either way, a worker runs the item at position p once every predecessor's completion flag
 //!   holds the current run's number, and after F returns stores that number into p's flag. It
 //!   goes through a chunk in order, skipping items that are not ready yet and coming back to
 //!   them, and waits only when nothing left in the chunk can run. Per item this is one plain
 //!   store, and a load per dependence only while the worker cannot tell otherwise that the
-//!   predecessor is complete: with slices, once the low-water marks (below) show every worker
+//!   predecessor is complete: with heights, once the low-water marks (below) show every worker
 //!   past the heights before the chunk's, the chunk runs without looking at any flag. No
-//!   read-modify-write per item or per dependence, and each worker walks positions, flags and
-//!   (when items are numbered sensibly) the work function's data in address order.
+//!   read-modify-write per item or per dependence (one per piece or chunk claimed), and each
+//!   worker walks positions, flags and (when items are numbered sensibly) the work function's
+//!   data in address order.
 //!
 //! Correctness.
 //! - Order: F(q) returns, then the flag of q is stored with Release; the worker of p loads it
@@ -34,12 +44,19 @@
 //!   Predecessors in the worker's own chunk are tracked in a bit mask and ran earlier on the
 //!   same thread. Flags from earlier runs hold older numbers (`plan::begin`), so they never
 //!   read as done.
-//! - Exactly once: each position is in one worker's slice, or in the chunk the cursor's
-//!   fetch_add handed to one worker: the slices of a height cover it without overlap
-//!   (`Schedule::slice`).
+//! - Exactly once: each position is in the piece or chunk that one successful update of the
+//!   cursor handed to one worker, or in a narrow height, which only worker 0 runs. With
+//!   heights, a piece never crosses its height's end and a worker leaves a wide height only
+//!   once the cursor is at or past its end, so the cursor moves through the wide heights in
+//!   order: when a worker finds it below a height's start, the positions in between are narrow
+//!   heights' (worker 0's), and it starts the piece at the height's start.
 //! - Progress (no deadlock): predecessors always have smaller positions, and a worker takes
 //!   its chunks in increasing order of position. Take the smallest position m not yet
-//!   completed. Its worker has completed its chunks below m's, so it is at m's chunk; m's
+//!   completed. If nobody has it yet, every position handed out is below m (the cursor only
+//!   grows), so complete: no worker is inside a chunk, and one that looks for work takes m's
+//!   piece or chunk (or m is in a narrow height, which worker 0 reaches once it is done with
+//!   the positions before). Otherwise its worker has completed its chunks below m's, so it is
+//!   at m's chunk; m's
 //!   predecessors (smaller than m) are complete, those in the chunk by the worker's own mask.
 //!   If the worker is in its first pass over the chunk it reaches m and runs it; otherwise m
 //!   was left over and is its first position left, which the worker finds ready at its next
@@ -50,22 +67,26 @@
 //!   and its flag, at a random place for a random graph, would cost a cache miss. Each worker
 //!   has a mark: 0 when the run starts; before a chunk, the chunk's start (all positions of its
 //!   earlier chunks are below it and complete by then) when the chunk starts at least
-//!   `MARK_STRIDE` positions above the mark or, with slices, is the worker's first chunk of a
+//!   `MARK_STRIDE` positions above the mark or, with heights, is the worker's first chunk of a
 //!   height; usize::MAX once it has completed all its positions. Publishing only then keeps
 //!   the mark's cache line from moving between its writer and its readers once per chunk (a
 //!   cache miss per mark and chunk for every reader, a sizeable part of an item's few
-//!   nanoseconds on many workers): with slices, a reader misses about once per other worker
+//!   nanoseconds on many workers): with heights, a reader misses about once per other worker
 //!   and height. A mark only grows, and whatever value a mark held bounds
 //!   from below every position its worker has not completed, then and later (its current and
-//!   later chunks). Positions no worker has yet: none with slices; with the cursor, those at or
-//!   above it, which also only grows. So L = min(marks, cursor), from any values read, bounds
-//!   every incomplete position: each q < L is complete. The mark value above q that the
+//!   later chunks, which it takes above the cursor as it is then, so above its current chunk).
+//!   Positions no worker has yet lie at or above the cursor, which also only grows. So
+//!   L = min(marks, cursor), from any values read, bounds every incomplete position: each
+//!   q < L is complete. With heights the cursor term is left out: the reader's own term (its
+//!   current chunk's start, below) is below the cursor, hence below every position nobody has
+//!   yet; and the positions of a narrow height that worker 0 has not finished are above worker
+//!   0's mark. The mark value above q that the
 //!   reader saw for q's worker was stored (Release) after F(q) returned, and the reader loads
 //!   it with Acquire, so F(q) happens before whatever the reader runs next. A worker's own
 //!   term is not its published mark but its current chunk's start, which it knows exactly:
 //!   its incomplete positions lie in that chunk and later ones, and those below it ran on its
 //!   own thread. An aborting worker leaves its mark as it is.
-//! - Whole chunks (slices): the predecessors of an item are taller, so in the height order
+//! - Whole chunks (heights): the predecessors of an item are taller, so in the height order
 //!   they all lie below the start of its height. A worker whose L is at least that start
 //!   therefore knows every predecessor of the height complete, and ordered before its next
 //!   item by the Acquire above: it runs its chunk with no flag loads and no waits (but stores
@@ -77,11 +98,12 @@
 //!   claims another chunk, so the run ends and the panic is resumed on the caller.
 //!
 //! Cost of a static schedule: a worker waits when nothing in its chunk is ready, even if items
-//! elsewhere are, and with slices a worker slowed down (by a costlier item, or by losing its
-//! core) holds back the others at the next height that needs its slice. This suits the
-//! homogeneous, fine-grained items a work graph is for.
+//! elsewhere are, and a worker slowed down in the middle of a chunk (by a costlier item, or by
+//! losing its core) holds back the others that need its items. This suits the homogeneous,
+//! fine-grained items a work graph is for.
 
 use super::plan::WorkGraph;
+use super::schedule::Schedule;
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Largest chunk of positions a worker runs (or claims) at once: large enough that claims stay
@@ -93,8 +115,14 @@ use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 const MAX_CHUNK: usize = if cfg!(loom) { 2 } else { 256 };
 const MIN_CHUNK: usize = if cfg!(loom) { 2 } else { 1 };
 const CHUNK_DIVISOR: usize = 4;
+/// With heights, a piece is 1/(`CLAIM_DIVISOR` x workers) of what is left of the height: the
+/// first pieces are large, so that claims stay rare (fib(30) on 16 workers claims about 2500
+/// times in 0.7 ms; chunks of 256 claimed one at a time from the cursor took twice as long,
+/// its cache line passing from core to core), and the last ones small, so that the workers end
+/// a height together.
+const CLAIM_DIVISOR: usize = 2;
 /// A worker publishes its low-water mark when it has moved at least this many positions since
-/// it last did (module comment), and with slices also on entering a height: every 16 full
+/// it last did (module comment), and with heights also on entering a height: every 16 full
 /// chunks, so that a worker that reads the others' marks every few chunks finds most of their
 /// lines unchanged in its cache, while the marks still trail the workers by a small part of a
 /// height of a large graph. (Under loom, 1: every chunk.)
@@ -151,7 +179,7 @@ impl WorkGraph {
         // Relaxed: stored by `begin` before the dispatch that started this worker.
         let epoch = self.epoch.load(Ordering::Relaxed);
         let finished = if levels {
-            self.run_slices(rank, size, epoch, &mut marks, work)
+            self.run_heights(rank, size, epoch, &mut marks, work)
         } else {
             self.claim_chunks(size, epoch, &mut marks, work)
         };
@@ -160,9 +188,10 @@ impl WorkGraph {
         }
     }
 
-    /// One priority level: at each height, runs the worker's proportional slice of the
-    /// height's positions. False if the run was aborted.
-    fn run_slices<F: Fn(usize) + ?Sized>(
+    /// One priority level: takes pieces of each wide height from the cursor until none is
+    /// left, and runs the narrow heights if it is worker 0 (module comment). False if the run
+    /// was aborted.
+    fn run_heights<F: Fn(usize) + ?Sized>(
         &self,
         rank: usize,
         size: usize,
@@ -172,25 +201,72 @@ impl WorkGraph {
     ) -> bool {
         for height in self.schedule.level_starts.windows(2) {
             let (start, end) = (height[0] as usize, height[1] as usize);
-            let (mut chunk, end) = self.schedule.slice(start, end, rank, size);
             let mut first = true;
-            while chunk < end {
-                // Relaxed: `abort` only asks workers to stop; nothing is read on its account.
-                if self.abort.load(Ordering::Relaxed) {
+            if Schedule::narrow(end - start, size) {
+                if rank == 0 && !self.run_piece(start..end, start, &mut first, epoch, marks, work) {
                     return false;
                 }
-                let chunk_end = (chunk + MAX_CHUNK).min(end);
-                marks.before_slice_chunk(chunk, start, first);
-                first = false;
-                if marks.low_water >= start {
-                    // Every predecessor of the height lies below its start, so below the low
-                    // water: complete, and no flag needs a look (module comment).
-                    self.run_ready(chunk, chunk_end, epoch, work);
-                } else if !self.run_chunk(chunk, chunk_end, epoch, marks, work) {
-                    return false;
-                }
-                chunk = chunk_end;
+                continue;
             }
+            // Relaxed: the compare-exchange alone hands each position to one worker; the data
+            // the positions refer to is immutable during the run.
+            let mut seen = self.cursor.load(Ordering::Relaxed);
+            loop {
+                let base = seen.max(start);
+                if base >= end {
+                    break;
+                }
+                let piece = ((end - base) / (CLAIM_DIVISOR * size))
+                    .max(MAX_CHUNK)
+                    .min(end - base);
+                match self.cursor.compare_exchange_weak(
+                    seen,
+                    base + piece,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        let range = base..base + piece;
+                        if !self.run_piece(range, start, &mut first, epoch, marks, work) {
+                            return false;
+                        }
+                        seen = self.cursor.load(Ordering::Relaxed);
+                    }
+                    Err(now) => seen = now,
+                }
+            }
+        }
+        true
+    }
+
+    /// Runs the positions of `range`, in the height that starts at `height_start`, in chunks;
+    /// `first` while the worker has run no chunk of the height. False if the run was aborted.
+    fn run_piece<F: Fn(usize) + ?Sized>(
+        &self,
+        range: std::ops::Range<usize>,
+        height_start: usize,
+        first: &mut bool,
+        epoch: u8,
+        marks: &mut Marks<'_>,
+        work: &F,
+    ) -> bool {
+        let mut chunk = range.start;
+        while chunk < range.end {
+            // Relaxed: `abort` only asks workers to stop; nothing is read on its account.
+            if self.abort.load(Ordering::Relaxed) {
+                return false;
+            }
+            let chunk_end = (chunk + MAX_CHUNK).min(range.end);
+            marks.before_height_chunk(chunk, height_start, *first);
+            *first = false;
+            if marks.low_water >= height_start {
+                // Every predecessor of the height lies below its start, so below the low
+                // water: complete, and no flag needs a look (module comment).
+                self.run_ready(chunk, chunk_end, epoch, work);
+            } else if !self.run_chunk(chunk, chunk_end, epoch, marks, work) {
+                return false;
+            }
+            chunk = chunk_end;
         }
         true
     }
@@ -211,7 +287,7 @@ impl WorkGraph {
             if seen >= n {
                 return true;
             }
-            // Relaxed: as in `run_slices`.
+            // Relaxed: as in `run_piece`.
             if self.abort.load(Ordering::Relaxed) {
                 return false;
             }
@@ -266,7 +342,7 @@ impl WorkGraph {
             // ready, or after `PASS_EVERY` looks, since later items may be ready first. So an
             // idle worker mostly reads a few lines, each written once by another worker,
             // rather than every flag its chunk waits for.
-            // Relaxed: as in `run_slices`.
+            // Relaxed: as in `run_piece`.
             if self.abort.load(Ordering::Relaxed) {
                 return false;
             }
@@ -432,14 +508,14 @@ impl Marks<'_> {
         self.chunks_since_refresh += 1;
     }
 
-    /// With slices: called before the worker starts a chunk at `position` of the height that
+    /// With heights: called before the worker starts a chunk at `position` of the height that
     /// starts at `height_start` (`first`: its first chunk there), having completed all its
     /// earlier ones. Publishes the mark on entering a height, so that the others learn as soon
     /// as possible that this worker is done with the heights before, and also every
-    /// `MARK_STRIDE` positions within a wide slice. Reads the others' marks only while the low
+    /// `MARK_STRIDE` positions within a wide height. Reads the others' marks only while the low
     /// water is below the height's start: once it is not, every predecessor of the height is
     /// known complete, and no newer mark can tell more.
-    fn before_slice_chunk(&mut self, position: usize, height_start: usize, first: bool) {
+    fn before_height_chunk(&mut self, position: usize, height_start: usize, first: bool) {
         let Some(own) = self.own else { return };
         self.position = position;
         if first || position >= self.published + MARK_STRIDE {
