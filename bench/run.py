@@ -18,6 +18,10 @@ processes per thread count, taking turns with its peers; every repetition pooled
 --results-dir DIR, --update-docs (put the tables into docs/PERFORMANCE.md), --no-cargo (use the
 existing target/release/libtaskdag.so), --timeout S.
 
+Outside --quick, the machine's parallel capacity (bench/machine/vcpu_speed: the same loop on each
+CPU alone and on all at once) is measured before and after the benchmarks and reported with them:
+on a VM whose vCPUs share cores with other tenants it bounds every thread-scaling figure.
+
 Protocol of a benchmark program (see bench/common/bench_util.h): it takes
 --threads N --reps R --warmup W plus its own options, prints one JSON object per line
 ({"type":"measurement", ...} per repetition, {"type":"done","valid":true} at the end) and exits 0
