@@ -310,8 +310,8 @@ impl Worker {
     #[inline(always)]
     pub(crate) fn has_ready_tasks(&self, shared: &Shared) -> bool {
         // SAFETY: the worker's thread; a short read.
-        let queued = unsafe { self.owned().local.len() };
-        queued > 0 || shared.work_visible(true)
+        let queued = unsafe { !self.owned().local.is_empty() };
+        queued || shared.work_visible(true)
     }
 
     /// Runs every available task before a spawn allocates, when this is the only worker
@@ -341,7 +341,7 @@ impl Worker {
             std::mem::take(&mut owned.bytes_delta),
         );
         shared.totals.add(&std::mem::take(&mut owned.counters));
-        debug_assert_eq!(owned.local.len(), 0);
+        debug_assert!(owned.local.is_empty());
     }
 }
 
