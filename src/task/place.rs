@@ -36,7 +36,6 @@ pub(crate) struct Place<'a> {
 pub(crate) enum Count {
     Spawned,
     Respawned,
-    TasksCompleted,
     WhenAlls,
     WhenAllsCompleted,
     AllocationFailures,
@@ -79,7 +78,6 @@ impl<'a> Place<'a> {
                 *match what {
                     Count::Spawned => &mut c.spawned,
                     Count::Respawned => &mut c.respawned,
-                    Count::TasksCompleted => &mut c.tasks_completed,
                     Count::WhenAlls => &mut c.when_alls,
                     Count::WhenAllsCompleted => &mut c.when_alls_completed,
                     Count::AllocationFailures => &mut c.allocation_failures,
@@ -237,8 +235,10 @@ impl<'a> Place<'a> {
     pub(crate) fn free(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: nobody references the entity any more.
         let e = unsafe { entity.as_ref() };
+        // Only a when_all retains dependences (a task's `retained` stays 0 from `init`), so the
+        // kind need not be tested.
         // SAFETY (`retained`): nobody references the entity, so no scan runs.
-        if e.kind() == Kind::WhenAll && unsafe { e.retained() } != 0 {
+        if unsafe { e.retained() } != 0 {
             self.release_dependences(entity);
         }
         let size = e.alloc_size();
@@ -373,10 +373,11 @@ impl<'a> Place<'a> {
     pub(crate) fn complete(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: the incomplete hold keeps the entity alive until the release at the end.
         let e = unsafe { entity.as_ref() };
-        self.count(match e.kind() {
-            Kind::Task => Count::TasksCompleted,
-            Kind::WhenAll => Count::WhenAllsCompleted,
-        });
+        // Completed tasks are not counted: every run of a task ends in a respawn or here, so
+        // they are the executions less the respawns (`Totals::add`).
+        if e.kind() == Kind::WhenAll {
+            self.count(Count::WhenAllsCompleted);
+        }
         if self.complete_respawn_dependence(entity) {
             return;
         }

@@ -4,8 +4,8 @@
 use super::bytes;
 use super::future::Future;
 use super::header::{
-    task_bytes, Access, DestroyFunction, HeaderInit, InitFunction, Kind, TaskFunction, TaskHeader,
-    HEADER_BYTES, INTERNAL_REF, STATE_ALIGN, USER_REF,
+    round_up_to_state_align, task_bytes, Access, DestroyFunction, HeaderInit, InitFunction, Kind,
+    TaskFunction, TaskHeader, HEADER_BYTES, INTERNAL_REF, USER_REF,
 };
 use super::place::{Count, Place};
 use super::scheduler::{Scheduler, Shared};
@@ -97,7 +97,7 @@ pub(crate) unsafe fn spawn(
     // overflow; the header stores them as u32.
     let max = shared.max_task_bytes;
     let bytes = HEADER_BYTES
-        + closure.result_size.min(max).next_multiple_of(STATE_ALIGN)
+        + round_up_to_state_align(closure.result_size.min(max))
         + closure.state_size.min(max);
     if bytes > max || closure.result_size > max {
         return Err(too_large(
