@@ -144,12 +144,18 @@ impl Worker {
         None
     }
 
-    /// Publishes the oldest private task when some worker is idle (module comment).
-    #[inline]
+    /// Publishes the oldest private task when some worker is idle (module comment). The test is
+    /// inlined; with one worker it is all there is.
+    #[inline(always)]
     pub(crate) fn share_if_idle(&self, shared: &Shared) {
         if shared.workers.len() == 1 || shared.idle.load(Ordering::Relaxed) & IDLE_COUNT_MASK == 0 {
             return;
         }
+        self.share_oldest(shared);
+    }
+
+    #[inline(never)]
+    fn share_oldest(&self, shared: &Shared) {
         // SAFETY: the worker's thread; a short borrow.
         let Some((task, priority)) = (unsafe { self.owned().local.take_oldest() }) else {
             return;
