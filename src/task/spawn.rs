@@ -101,7 +101,7 @@ pub(crate) unsafe fn spawn(
         + closure.state_size.min(max);
     if bytes > max || closure.result_size > max {
         return Err(too_large(
-            place,
+            shared,
             closure.state_size,
             closure.result_size,
             what,
@@ -153,7 +153,7 @@ fn no_teams(what: &str) -> Error {
 }
 
 #[cold]
-fn too_large(place: &Place<'_>, state_size: usize, result_size: usize, what: &str) -> Error {
+fn too_large(shared: &Shared, state_size: usize, result_size: usize, what: &str) -> Error {
     Error::invalid_argument(format!(
         "{what}: a task with {state_size} bytes of state and a {result_size}-byte result needs {} \
          bytes with its header, more than the pool's largest block ({} bytes); keep large data \
@@ -161,7 +161,7 @@ fn too_large(place: &Place<'_>, state_size: usize, result_size: usize, what: &st
          max_block_alloc_size",
         task_bytes(result_size, state_size)
             .map_or_else(|| "more than usize::MAX".to_string(), |b| b.to_string()),
-        place.shared.pool.max_block_size(),
+        shared.pool.max_block_size(),
     ))
 }
 
