@@ -307,7 +307,7 @@ impl Worker {
                     // SAFETY: the state was built for this callback; it runs once, here.
                     unsafe { destroy(TaskHeader::state_ptr(task).cast()) };
                 }
-                place.complete(task);
+                place.complete_task(task);
             }
         }
     }
