@@ -54,8 +54,8 @@ impl Ring {
         }
         self.len -= 1;
         let i = (self.head + self.len) & self.mask();
-        // SAFETY: as in `push_back`; the slot holds a task pushed there.
-        NonNull::new(unsafe { *self.slots.get_unchecked(i) })
+        // SAFETY: as in `push_back`; the slot holds a task (non-null) pushed there.
+        Some(unsafe { NonNull::new_unchecked(*self.slots.get_unchecked(i)) })
     }
 
     fn pop_front(&mut self) -> Option<NonNull<TaskHeader>> {
