@@ -33,11 +33,13 @@ pub(crate) struct BlockCache {
     limit: u32,
 }
 
-/// The least `lg2` with `size <= 2^lg2` (`0 < size`): requests with the same value are served
-/// by blocks of the same size (those of `max(lg2, the pool's smallest)`).
+/// The least `lg2` with `size <= 2^lg2`, for `1 < size` (1 for a `size` of 1, where 0 would be
+/// exact: no block is that small, so the answer is used through `max(lg2, the pool's smallest)`
+/// anyway): requests with the same value are served by blocks of the same size (those of that
+/// maximum). The `| 1` makes the operand of `leading_zeros` non-zero, which saves the zero case.
 #[inline(always)]
 pub(crate) fn size_lg2(size: usize) -> u32 {
-    usize::BITS - (size - 1).leading_zeros()
+    usize::BITS - ((size - 1) | 1).leading_zeros()
 }
 
 /// Blocks of each size one worker may cache when `workers` share a pool of `capacity` bytes

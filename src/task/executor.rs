@@ -298,7 +298,7 @@ impl Worker {
                     );
                 }
                 place.count(Count::Respawned);
-                place.schedule_task(task, r.dependence);
+                place.schedule_task(task, r.dependence, r.priority, t.is_team());
             }
             None => {
                 // 002 §2.2.5: the closure is destroyed as soon as the task completes, so futures

@@ -15,6 +15,7 @@ use super::wait_queue;
 use super::worker::Worker;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::AllocFailure;
+use crate::priority::Priority;
 use std::cell::Cell;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
@@ -292,12 +293,16 @@ impl<'a> Place<'a> {
     }
 
     /// Schedules a task that has `dependence` (002 Fig. 3.4): into the dependence's wait queue
-    /// while it is incomplete, else into a ready queue.
+    /// while it is incomplete, else into a ready queue. `priority` and `team` are what the task's
+    /// header holds; the callers (spawn, respawn) have them at hand, so the header written just
+    /// before need not be read back.
     #[inline(always)]
     pub(crate) fn schedule_task(
         &self,
         task: NonNull<TaskHeader>,
         dependence: Option<NonNull<TaskHeader>>,
+        priority: Priority,
+        team: bool,
     ) {
         if let Some(d) = dependence {
             // SAFETY: the caller holds `task` and a reference to `d`; `task` is in no queue.
@@ -305,7 +310,7 @@ impl<'a> Place<'a> {
                 return;
             }
         }
-        self.make_ready(task);
+        self.make_ready_as(task, priority.index(), team);
     }
 
     /// Puts a ready task where it can run: a team task on the team queue; a single task on this
@@ -315,8 +320,13 @@ impl<'a> Place<'a> {
     pub(crate) fn make_ready(&self, task: NonNull<TaskHeader>) {
         // SAFETY: the caller holds the ready task.
         let t = unsafe { task.as_ref() };
-        let p = t.priority_index();
-        if t.is_team() {
+        self.make_ready_as(task, t.priority_index(), t.is_team());
+    }
+
+    /// `make_ready` for a task of priority index `p` (below 3) that is a team task if `team`.
+    #[inline(always)]
+    fn make_ready_as(&self, task: NonNull<TaskHeader>, p: usize, team: bool) {
+        if team {
             // SAFETY: the task is in no queue; we give it up.
             unsafe { self.shared.team_queue[p].push(task) };
             // Release: a worker that sees the count finds the task in the stack.

@@ -136,7 +136,7 @@ pub(crate) unsafe fn spawn(
         None => bytes::copy(state, closure.state, closure.state_size),
     }
     place.count(Count::Spawned);
-    place.schedule_task(task, policy.dependence);
+    place.schedule_task(task, policy.dependence, policy.priority, policy.team);
     Ok(task)
 }
 
