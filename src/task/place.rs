@@ -245,15 +245,13 @@ impl<'a> Place<'a> {
         let size = e.alloc_size();
         let lg2 = size_lg2(size);
         e.mark_freed();
-        match self.worker {
-            // SAFETY: the block is unreferenced; the cache does not re-enter the scheduler.
-            Some(w) => unsafe {
-                w.owned()
-                    .cache
-                    .give_lg2(&self.shared.pool, entity, size, lg2)
-            },
+        // SAFETY: the block is unreferenced; the cache does not re-enter the scheduler.
+        let kept = self
+            .worker
+            .is_some_and(|w| unsafe { w.owned().cache.keep_lg2(entity, lg2) });
+        if !kept {
             // SAFETY: as above.
-            None => unsafe { return_to_pool(&self.shared.pool, entity, size) },
+            unsafe { return_to_pool(&self.shared.pool, entity, size) };
         }
         self.alive_add(-1, lg2);
     }
