@@ -232,7 +232,9 @@ impl<'a> Place<'a> {
 
     /// Frees an entity whose last reference is gone: a when_all first drops the references it
     /// still holds to its dependences, then the block goes to the worker's cache or the pool.
-    #[inline]
+    /// Inlined: a call would need the place in memory, which a future's release builds only for
+    /// it, and the common path is a few loads and stores.
+    #[inline(always)]
     pub(crate) fn free(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: nobody references the entity any more.
         let e = unsafe { entity.as_ref() };
