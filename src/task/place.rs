@@ -131,13 +131,18 @@ impl<'a> Place<'a> {
                     shared.flush_alive(d, b);
                 }
             }
-            (None, _) => self.host_alive_add(sign, bytes),
+            (None, _) => {
+                if Place::host_alive_add(self.shared, sign, bytes) {
+                    self.scheduler_unused.set(true);
+                }
+            }
         }
     }
 
+    /// `alive_add` from the host; `true` when it brought the live count to zero (the place's
+    /// `scheduler_unused`). The scheduler state, not `&self`, as for `release_dependences`.
     #[inline(never)]
-    fn host_alive_add(&self, sign: i64, bytes: i64) {
-        let shared = self.shared;
+    fn host_alive_add(shared: &Shared, sign: i64, bytes: i64) -> bool {
         let total = shared.alive_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
         shared.peak_bytes.fetch_max(total, Ordering::Relaxed);
         // AcqRel: the thread that brings the count to zero frees the scheduler and must see
@@ -146,9 +151,7 @@ impl<'a> Place<'a> {
         shared
             .peak_alive
             .fetch_max(before + sign, Ordering::Relaxed);
-        if before + sign == 0 {
-            self.scheduler_unused.set(true);
-        }
+        before + sign == 0
     }
 
     /// A block of `bytes` for a new entity; `what` names the operation for messages.
@@ -241,8 +244,10 @@ impl<'a> Place<'a> {
         // Only a when_all retains dependences (a task's `retained` stays 0 from `init`), so the
         // kind need not be tested.
         // SAFETY (`retained`): nobody references the entity, so no scan runs.
-        if unsafe { e.retained() } != 0 {
-            self.release_dependences(entity);
+        if unsafe { e.retained() } != 0
+            && Place::release_dependences(self.shared, self.worker, self.access, entity)
+        {
+            self.scheduler_unused.set(true);
         }
         let size = e.alloc_size();
         let lg2 = size_lg2(size);
@@ -258,18 +263,32 @@ impl<'a> Place<'a> {
         self.alive_add(-1, lg2);
     }
 
-    /// Drops the holds a freed when_all still has on dependences it had not examined.
+    /// Drops the holds a freed when_all still has on dependences it had not examined, at the
+    /// place with these fields; returns that place's `scheduler_unused`. Fields, not `&self`:
+    /// a reference would make every inlined `free` build its place in memory for this rare call.
     #[inline(never)]
-    fn release_dependences(&self, when_all: NonNull<TaskHeader>) {
+    fn release_dependences(
+        shared: &Shared,
+        worker: Option<&Worker>,
+        access: Access,
+        when_all: NonNull<TaskHeader>,
+    ) -> bool {
+        let place = Place {
+            shared,
+            worker,
+            access,
+            scheduler_unused: Cell::new(false),
+        };
         // SAFETY: the last reference is gone, so no scan runs; the array has `size` entries.
         let w = unsafe { when_all.as_ref() };
         let deps = TaskHeader::dependences_ptr(when_all);
         let held = unsafe { w.retained() } as usize;
         for i in 0..held {
             if let Some(d) = NonNull::new(unsafe { *deps.add(i) }) {
-                self.release_internal(d);
+                place.release_internal(d);
             }
         }
+        place.scheduler_unused()
     }
 
     /// Drops an internal hold; frees the entity if it was the last reference.
