@@ -14,7 +14,7 @@
 //! | 32 | `scheduler` | the scheduler that owns the block |
 //! | 40 | `function` | task function (tasks) |
 //! | 48 | `destroy` | destroy callback (tasks) |
-//! | 56 | `dependence` | a task's held dependence from its last respawn |
+//! | 56 | `dependence` | a task's held dependence from its last respawn (a when_all: null) |
 //! | 64 | `size` | result bytes (tasks) or dependences (when_alls) |
 //! | 68 | `alloc_size` | bytes asked of the pool |
 //! | 72 | `scan` | when_all: dependences not examined yet (they are examined last first) |

@@ -481,8 +481,9 @@ impl<'a> Place<'a> {
         // SAFETY: the waiter is alive (incomplete hold) and not running (see above); its fields
         // were written before its push.
         let w = unsafe { waiter.as_ref() };
-        let reachable = w.kind() != Kind::Task
-            || unsafe { w.dependence() } != entity.as_ptr()
+        // A when_all waiter fails the first test: only tasks set a dependence (a when_all's stays
+        // null from `init`), so the kind need not be tested.
+        let reachable = unsafe { w.dependence() } != entity.as_ptr()
             || !unsafe { w.dependence_is_user() }
             || !e.refs_are(USER_REF + INTERNAL_REF);
         if reachable {
