@@ -5,6 +5,8 @@
 //! - a wait queue against its completion (002 Fig. 3.6): a waiter pushed concurrently with the
 //!   close is either taken by the completer or told that the entity is complete, never both or
 //!   neither; the completer sees the waiter's state and the waiter sees the result;
+//! - the same with a completer that first peeks for waiters (`Place::complete_task`) and closes
+//!   as usual: a waiter pushed after the peek still comes back from the close;
 //! - the same with a completer that closes with a plain store once it sees the waiter that held
 //!   the entity's last other reference (`Place::complete`'s path for a task's respawn
 //!   dependence): it takes the waiter once and sees its state.
@@ -178,6 +180,52 @@ fn a_waiter_is_either_taken_by_the_completer_or_sees_the_completion() {
             "a waiter was lost or scheduled twice"
         );
         assert!(wait_queue::close(&entity.header.wait_head(), Access::Shared).is_none());
+    });
+}
+
+#[test]
+fn a_waiter_pushed_after_the_completers_peek_is_still_taken_once() {
+    // `Place::complete_task`: the completer looks for waiters with a Relaxed load and, seeing
+    // none, closes the queue itself; a waiter pushed after that look comes back from the close.
+    check(|| {
+        let entity = Arc::new(Task::new());
+        let waiter = Arc::new(Task::new());
+        let pusher = {
+            let (entity, waiter) = (Arc::clone(&entity), Arc::clone(&waiter));
+            thread::spawn(move || {
+                waiter.contents.with_mut(|c| unsafe { *c = 7 });
+                let pushed = unsafe {
+                    wait_queue::push(&entity.header.wait_head(), waiter.ptr(), Access::Shared)
+                };
+                if !pushed {
+                    let result = entity.contents.with(|c| unsafe { *c });
+                    assert_eq!(result, 42, "a complete entity's result is not visible");
+                }
+                pushed
+            })
+        };
+        entity.contents.with_mut(|c| unsafe { *c = 42 });
+        let peeked = wait_queue::has_waiters(&entity.header.wait_head());
+        let list = wait_queue::close(&entity.header.wait_head(), Access::Shared)
+            .expect("the queue was closed twice");
+        let mut taken = 0;
+        let mut next = list;
+        while let Some(w) = NonNull::new(next) {
+            next = unsafe { wait_queue::next_waiter(w) };
+            assert_eq!(w, waiter.ptr());
+            let state = waiter.contents.with(|c| unsafe { *c });
+            assert_eq!(state, 7, "a waiter's state is not visible to the completer");
+            taken += 1;
+        }
+        assert!(
+            taken >= usize::from(peeked),
+            "a waiter seen by the peek was lost"
+        );
+        assert_eq!(
+            taken,
+            usize::from(pusher.join().unwrap()),
+            "a waiter was lost or run twice"
+        );
     });
 }
 

@@ -454,21 +454,25 @@ fn foreign_element(i: usize) -> CError {
     raw::other_scheduler(&format!("`futures[{i}]`")).into()
 }
 
-/// Decodes `n` elements into a buffer (on the stack when small) and runs `f` on them.
+/// Decodes `n` elements into a buffer (on the stack when small) and runs `f` on them. `f` has
+/// one call site, so that it is inlined here (a when_all from a task is then one frame).
 #[inline(always)]
 fn with_decoded(
     n: usize,
     decode: impl Fn(usize) -> CResult<*mut TaskHeader>,
     f: impl FnOnce(&[*mut TaskHeader]) -> crate::error::Result<NonNull<TaskHeader>>,
 ) -> CResult<NonNull<TaskHeader>> {
-    if n <= STACK_DEPENDENCES {
-        let mut buffer = [std::ptr::null_mut(); STACK_DEPENDENCES];
+    let mut buffer = [std::mem::MaybeUninit::<*mut TaskHeader>::uninit(); STACK_DEPENDENCES];
+    let heap: Vec<*mut TaskHeader>;
+    let deps: &[*mut TaskHeader] = if n <= STACK_DEPENDENCES {
         for (i, slot) in buffer.iter_mut().take(n).enumerate() {
-            *slot = decode(i)?;
+            slot.write(decode(i)?);
         }
-        Ok(f(&buffer[..n])?)
+        // SAFETY: the first `n` elements were written just above.
+        unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast(), n) }
     } else {
-        let deps = (0..n).map(decode).collect::<CResult<Vec<_>>>()?;
-        Ok(f(&deps)?)
-    }
+        heap = (0..n).map(decode).collect::<CResult<Vec<_>>>()?;
+        &heap
+    };
+    Ok(f(deps)?)
 }

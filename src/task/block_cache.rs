@@ -33,11 +33,13 @@ pub(crate) struct BlockCache {
     limit: u32,
 }
 
-/// The least `lg2` with `size <= 2^lg2` (`0 < size`): requests with the same value are served
-/// by blocks of the same size (those of `max(lg2, the pool's smallest)`).
+/// The least `lg2` with `size <= 2^lg2`, for `1 < size` (1 for a `size` of 1, where 0 would be
+/// exact: no block is that small, so the answer is used through `max(lg2, the pool's smallest)`
+/// anyway): requests with the same value are served by blocks of the same size (those of that
+/// maximum). The `| 1` makes the operand of `leading_zeros` non-zero, which saves the zero case.
 #[inline(always)]
 pub(crate) fn size_lg2(size: usize) -> u32 {
-    usize::BITS - (size - 1).leading_zeros()
+    usize::BITS - ((size - 1) | 1).leading_zeros()
 }
 
 /// Blocks of each size one worker may cache when `workers` share a pool of `capacity` bytes
@@ -104,29 +106,27 @@ impl BlockCache {
         block: NonNull<TaskHeader>,
         alloc_size: usize,
     ) {
-        self.give_lg2(pool, block, alloc_size, size_lg2(alloc_size))
+        if !self.keep_lg2(block, size_lg2(alloc_size)) {
+            return_to_pool(pool, block, alloc_size);
+        }
     }
 
-    /// `give` with the `size_lg2` of `alloc_size` computed by the caller.
+    /// Keeps a released block whose `size_lg2` is `lg2` for reuse; `false` when its list is full
+    /// and the caller must return it to the pool (so that the pool is looked up only then).
     ///
     /// # Safety
     /// As for `give`.
     #[inline(always)]
-    pub(crate) unsafe fn give_lg2(
-        &mut self,
-        pool: &MemoryPool,
-        block: NonNull<TaskHeader>,
-        alloc_size: usize,
-        lg2: u32,
-    ) {
+    pub(crate) unsafe fn keep_lg2(&mut self, block: NonNull<TaskHeader>, lg2: u32) -> bool {
         let limit = self.limit;
         match self.list(lg2) {
             Some(list) if list.len < limit => {
                 block.as_ref().next.store(list.head, Ordering::Relaxed);
                 list.head = block.as_ptr();
                 list.len += 1;
+                true
             }
-            _ => return_to_pool(pool, block, alloc_size),
+            _ => false,
         }
     }
 

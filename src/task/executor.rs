@@ -144,12 +144,18 @@ impl Worker {
         None
     }
 
-    /// Publishes the oldest private task when some worker is idle (module comment).
-    #[inline]
+    /// Publishes the oldest private task when some worker is idle (module comment). The test is
+    /// inlined; with one worker it is all there is.
+    #[inline(always)]
     pub(crate) fn share_if_idle(&self, shared: &Shared) {
         if shared.workers.len() == 1 || shared.idle.load(Ordering::Relaxed) & IDLE_COUNT_MASK == 0 {
             return;
         }
+        self.share_oldest(shared);
+    }
+
+    #[inline(never)]
+    fn share_oldest(&self, shared: &Shared) {
         // SAFETY: the worker's thread; a short borrow.
         let Some((task, priority)) = (unsafe { self.owned().local.take_oldest() }) else {
             return;
@@ -292,7 +298,7 @@ impl Worker {
                     );
                 }
                 place.count(Count::Respawned);
-                place.schedule_task(task, r.dependence);
+                place.schedule_task(task, r.dependence, r.priority, t.is_team());
             }
             None => {
                 // 002 §2.2.5: the closure is destroyed as soon as the task completes, so futures
@@ -301,7 +307,7 @@ impl Worker {
                     // SAFETY: the state was built for this callback; it runs once, here.
                     unsafe { destroy(TaskHeader::state_ptr(task).cast()) };
                 }
-                place.complete(task);
+                place.complete_task(task);
             }
         }
     }
@@ -310,8 +316,8 @@ impl Worker {
     #[inline(always)]
     pub(crate) fn has_ready_tasks(&self, shared: &Shared) -> bool {
         // SAFETY: the worker's thread; a short read.
-        let queued = unsafe { self.owned().local.len() };
-        queued > 0 || shared.work_visible(true)
+        let queued = unsafe { !self.owned().local.is_empty() };
+        queued || shared.work_visible(true)
     }
 
     /// Runs every available task before a spawn allocates, when this is the only worker
@@ -341,7 +347,7 @@ impl Worker {
             std::mem::take(&mut owned.bytes_delta),
         );
         shared.totals.add(&std::mem::take(&mut owned.counters));
-        debug_assert_eq!(owned.local.len(), 0);
+        debug_assert!(owned.local.is_empty());
     }
 }
 

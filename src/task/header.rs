@@ -14,11 +14,11 @@
 //! | 32 | `scheduler` | the scheduler that owns the block |
 //! | 40 | `function` | task function (tasks) |
 //! | 48 | `destroy` | destroy callback (tasks) |
-//! | 56 | `dependence` | a task's held dependence from its last respawn |
+//! | 56 | `dependence` | a task's held dependence from its last respawn (a when_all: null) |
 //! | 64 | `size` | result bytes (tasks) or dependences (when_alls) |
 //! | 68 | `alloc_size` | bytes asked of the pool |
 //! | 72 | `scan` | when_all: dependences not examined yet (they are examined last first) |
-//! | 76 | `retained` | when_all: it holds references to dependences `0..retained` |
+//! | 76 | `retained` | when_all: it holds references to dependences `0..retained` (a task: 0) |
 //!
 //! A task block is `header | result (rounded up to 16 bytes) | state`; a when_all block is
 //! `header | dependence pointers`. Blocks are aligned to their size (at least 128 bytes), so the
@@ -445,7 +445,7 @@ impl TaskHeader {
             let size = this.as_ref().size();
             this.cast::<u8>()
                 .as_ptr()
-                .add(HEADER_BYTES + size.next_multiple_of(STATE_ALIGN))
+                .add(HEADER_BYTES + round_up_to_state_align(size))
         }
     }
 
@@ -455,6 +455,15 @@ impl TaskHeader {
         // SAFETY: the array lies inside the block, right after the header.
         unsafe { this.cast::<u8>().as_ptr().add(HEADER_BYTES).cast() }
     }
+}
+
+/// `size` rounded up to a multiple of `STATE_ALIGN`, for a `size` that cannot overflow doing so
+/// (a `u32` result size, or one at most the largest block): an add and a mask, where
+/// `next_multiple_of` also handles a sum that wraps.
+#[inline(always)]
+pub(crate) fn round_up_to_state_align(size: usize) -> usize {
+    debug_assert!(size <= usize::MAX - STATE_ALIGN);
+    (size + (STATE_ALIGN - 1)) & !(STATE_ALIGN - 1)
 }
 
 /// Bytes of a task block with `result_size` result bytes and `state_size` state bytes.

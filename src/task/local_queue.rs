@@ -3,34 +3,104 @@
 //! (002 §2.1.2): the owner pushes and pops at the back. When another worker is idle the owner
 //! hands over the oldest task of its highest non-empty priority (the front, which in recursive
 //! DAGs is the root of the largest remaining subtree) by publishing it (`executor.rs`).
+//!
+//! Each queue is a ring of power-of-two capacity, so that an index wraps with one mask (a
+//! `VecDeque` of arbitrary capacity wraps with a compare and a select, and its push is a call).
 
 use super::header::TaskHeader;
 use crate::priority::Priority;
-use std::collections::VecDeque;
 use std::ptr::NonNull;
 
-pub(crate) struct LocalQueues {
-    queues: [VecDeque<NonNull<TaskHeader>>; 3],
+/// Slots of a ring when the worker is created; it doubles when full.
+const INITIAL_CAPACITY: usize = 64;
+
+/// One priority's tasks, oldest at `head`.
+struct Ring {
+    /// `capacity` slots, a power of two; `len` of them from `head` on (wrapping) hold tasks.
+    slots: Box<[*mut TaskHeader]>,
+    head: usize,
     len: usize,
+}
+
+impl Ring {
+    fn new() -> Ring {
+        Ring {
+            slots: vec![std::ptr::null_mut(); INITIAL_CAPACITY].into_boxed_slice(),
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, task: NonNull<TaskHeader>) {
+        if self.len == self.slots.len() {
+            self.grow();
+        }
+        let i = (self.head + self.len) & self.mask();
+        // SAFETY: masked by capacity - 1, so below the capacity.
+        unsafe { *self.slots.get_unchecked_mut(i) = task.as_ptr() };
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn pop_back(&mut self) -> Option<NonNull<TaskHeader>> {
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        let i = (self.head + self.len) & self.mask();
+        // SAFETY: as in `push_back`; the slot holds a task (non-null) pushed there.
+        Some(unsafe { NonNull::new_unchecked(*self.slots.get_unchecked(i)) })
+    }
+
+    fn pop_front(&mut self) -> Option<NonNull<TaskHeader>> {
+        if self.len == 0 {
+            return None;
+        }
+        let task = self.slots[self.head];
+        self.head = (self.head + 1) & self.mask();
+        self.len -= 1;
+        NonNull::new(task)
+    }
+
+    /// Doubles the capacity, moving the tasks to the front in order.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let mask = self.mask();
+        let mut slots = vec![std::ptr::null_mut(); self.slots.len() * 2].into_boxed_slice();
+        for (k, slot) in slots.iter_mut().take(self.len).enumerate() {
+            *slot = self.slots[(self.head + k) & mask];
+        }
+        self.slots = slots;
+        self.head = 0;
+    }
+}
+
+pub(crate) struct LocalQueues {
+    queues: [Ring; 3],
     /// Bit `p` set when the queue of priority index `p` is non-empty, so that the highest
-    /// non-empty priority is one `trailing_zeros` away.
+    /// non-empty priority is one `trailing_zeros` away, and emptiness one test.
     nonempty: u32,
 }
 
 impl LocalQueues {
     pub(crate) fn new() -> LocalQueues {
         LocalQueues {
-            queues: std::array::from_fn(|_| VecDeque::new()),
-            len: 0,
+            queues: std::array::from_fn(|_| Ring::new()),
             nonempty: 0,
         }
     }
 
     /// Pushes a task of the priority whose index (below 3) is `p`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push_index(&mut self, task: NonNull<TaskHeader>, p: usize) {
         self.queues[p].push_back(task);
-        self.len += 1;
         self.nonempty |= 1 << p;
     }
 
@@ -41,22 +111,22 @@ impl LocalQueues {
     }
 
     /// The newest task of the highest priority that has one.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop_highest(&mut self) -> Option<NonNull<TaskHeader>> {
         if self.nonempty == 0 {
             return None;
         }
-        self.pop_index(self.nonempty.trailing_zeros() as usize)
+        // Below 3: only bits 0 to 2 are ever set (`min` lets the compiler see it).
+        self.pop_index((self.nonempty.trailing_zeros() as usize).min(2))
     }
 
     #[inline(always)]
     fn pop_index(&mut self, p: usize) -> Option<NonNull<TaskHeader>> {
         let queue = &mut self.queues[p];
         let task = queue.pop_back()?;
-        if queue.is_empty() {
+        if queue.len == 0 {
             self.nonempty &= !(1 << p);
         }
-        self.len -= 1;
         Some(task)
     }
 
@@ -65,19 +135,19 @@ impl LocalQueues {
         for priority in Priority::ALL {
             let queue = &mut self.queues[priority.index()];
             if let Some(task) = queue.pop_front() {
-                if queue.is_empty() {
+                if queue.len == 0 {
                     self.nonempty &= !(1 << priority.index());
                 }
-                self.len -= 1;
                 return Some((task, priority));
             }
         }
         None
     }
 
+    /// Whether every queue is empty.
     #[inline]
-    pub(crate) fn len(&self) -> usize {
-        self.len
+    pub(crate) fn is_empty(&self) -> bool {
+        self.nonempty == 0
     }
 }
 
@@ -94,7 +164,7 @@ mod tests {
         q.push_index(p[1], Priority::Regular.index());
         q.push_index(p[2], Priority::Regular.index());
         q.push_index(p[3], Priority::Regular.index());
-        assert_eq!(q.len(), 4);
+        assert!(!q.is_empty());
         q.push_index(p[0], Priority::High.index());
         assert_eq!(q.pop_highest(), Some(p[0]));
         assert_eq!(q.take_oldest(), Some((p[1], Priority::Regular)));
@@ -105,6 +175,32 @@ mod tests {
         assert_eq!(q.pop_highest(), Some(p[0]));
         assert_eq!(q.pop_highest(), None);
         assert_eq!(q.take_oldest(), None);
-        assert_eq!(q.len(), 0);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_full_ring_grows_and_keeps_the_order_across_the_wrap() {
+        let headers: Vec<Box<TaskHeader>> = (0..3 * INITIAL_CAPACITY)
+            .map(|_| TaskHeader::for_model())
+            .collect();
+        let p: Vec<NonNull<TaskHeader>> = headers.iter().map(|h| NonNull::from(&**h)).collect();
+        let r = Priority::Regular;
+        let mut q = LocalQueues::new();
+        // Move the head off 0 so that the ring wraps before it is full.
+        for &t in &p[..INITIAL_CAPACITY / 2] {
+            q.push_index(t, r.index());
+        }
+        for &t in &p[..INITIAL_CAPACITY / 2] {
+            assert_eq!(q.take_oldest(), Some((t, r)));
+        }
+        // Fill past two doublings; then oldest from the front, newest from the back.
+        for &t in &p {
+            q.push_index(t, r.index());
+        }
+        assert_eq!(q.take_oldest(), Some((p[0], r)));
+        for &t in p[1..].iter().rev() {
+            assert_eq!(q.pop(r), Some(t));
+        }
+        assert!(q.is_empty());
     }
 }

@@ -15,6 +15,7 @@ use super::wait_queue;
 use super::worker::Worker;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::AllocFailure;
+use crate::priority::Priority;
 use std::cell::Cell;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
@@ -36,7 +37,6 @@ pub(crate) struct Place<'a> {
 pub(crate) enum Count {
     Spawned,
     Respawned,
-    TasksCompleted,
     WhenAlls,
     WhenAllsCompleted,
     AllocationFailures,
@@ -79,7 +79,6 @@ impl<'a> Place<'a> {
                 *match what {
                     Count::Spawned => &mut c.spawned,
                     Count::Respawned => &mut c.respawned,
-                    Count::TasksCompleted => &mut c.tasks_completed,
                     Count::WhenAlls => &mut c.when_alls,
                     Count::WhenAllsCompleted => &mut c.when_alls_completed,
                     Count::AllocationFailures => &mut c.allocation_failures,
@@ -132,13 +131,18 @@ impl<'a> Place<'a> {
                     shared.flush_alive(d, b);
                 }
             }
-            (None, _) => self.host_alive_add(sign, bytes),
+            (None, _) => {
+                if Place::host_alive_add(self.shared, sign, bytes) {
+                    self.scheduler_unused.set(true);
+                }
+            }
         }
     }
 
+    /// `alive_add` from the host; `true` when it brought the live count to zero (the place's
+    /// `scheduler_unused`). The scheduler state, not `&self`, as for `release_dependences`.
     #[inline(never)]
-    fn host_alive_add(&self, sign: i64, bytes: i64) {
-        let shared = self.shared;
+    fn host_alive_add(shared: &Shared, sign: i64, bytes: i64) -> bool {
         let total = shared.alive_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
         shared.peak_bytes.fetch_max(total, Ordering::Relaxed);
         // AcqRel: the thread that brings the count to zero frees the scheduler and must see
@@ -147,9 +151,7 @@ impl<'a> Place<'a> {
         shared
             .peak_alive
             .fetch_max(before + sign, Ordering::Relaxed);
-        if before + sign == 0 {
-            self.scheduler_unused.set(true);
-        }
+        before + sign == 0
     }
 
     /// A block of `bytes` for a new entity; `what` names the operation for messages.
@@ -233,42 +235,60 @@ impl<'a> Place<'a> {
 
     /// Frees an entity whose last reference is gone: a when_all first drops the references it
     /// still holds to its dependences, then the block goes to the worker's cache or the pool.
-    #[inline]
+    /// Inlined: a call would need the place in memory, which a future's release builds only for
+    /// it, and the common path is a few loads and stores.
+    #[inline(always)]
     pub(crate) fn free(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: nobody references the entity any more.
         let e = unsafe { entity.as_ref() };
+        // Only a when_all retains dependences (a task's `retained` stays 0 from `init`), so the
+        // kind need not be tested.
         // SAFETY (`retained`): nobody references the entity, so no scan runs.
-        if e.kind() == Kind::WhenAll && unsafe { e.retained() } != 0 {
-            self.release_dependences(entity);
+        if unsafe { e.retained() } != 0
+            && Place::release_dependences(self.shared, self.worker, self.access, entity)
+        {
+            self.scheduler_unused.set(true);
         }
         let size = e.alloc_size();
         let lg2 = size_lg2(size);
         e.mark_freed();
-        match self.worker {
-            // SAFETY: the block is unreferenced; the cache does not re-enter the scheduler.
-            Some(w) => unsafe {
-                w.owned()
-                    .cache
-                    .give_lg2(&self.shared.pool, entity, size, lg2)
-            },
+        // SAFETY: the block is unreferenced; the cache does not re-enter the scheduler.
+        let kept = self
+            .worker
+            .is_some_and(|w| unsafe { w.owned().cache.keep_lg2(entity, lg2) });
+        if !kept {
             // SAFETY: as above.
-            None => unsafe { return_to_pool(&self.shared.pool, entity, size) },
+            unsafe { return_to_pool(&self.shared.pool, entity, size) };
         }
         self.alive_add(-1, lg2);
     }
 
-    /// Drops the holds a freed when_all still has on dependences it had not examined.
+    /// Drops the holds a freed when_all still has on dependences it had not examined, at the
+    /// place with these fields; returns that place's `scheduler_unused`. Fields, not `&self`:
+    /// a reference would make every inlined `free` build its place in memory for this rare call.
     #[inline(never)]
-    fn release_dependences(&self, when_all: NonNull<TaskHeader>) {
+    fn release_dependences(
+        shared: &Shared,
+        worker: Option<&Worker>,
+        access: Access,
+        when_all: NonNull<TaskHeader>,
+    ) -> bool {
+        let place = Place {
+            shared,
+            worker,
+            access,
+            scheduler_unused: Cell::new(false),
+        };
         // SAFETY: the last reference is gone, so no scan runs; the array has `size` entries.
         let w = unsafe { when_all.as_ref() };
         let deps = TaskHeader::dependences_ptr(when_all);
         let held = unsafe { w.retained() } as usize;
         for i in 0..held {
             if let Some(d) = NonNull::new(unsafe { *deps.add(i) }) {
-                self.release_internal(d);
+                place.release_internal(d);
             }
         }
+        place.scheduler_unused()
     }
 
     /// Drops an internal hold; frees the entity if it was the last reference.
@@ -292,12 +312,16 @@ impl<'a> Place<'a> {
     }
 
     /// Schedules a task that has `dependence` (002 Fig. 3.4): into the dependence's wait queue
-    /// while it is incomplete, else into a ready queue.
+    /// while it is incomplete, else into a ready queue. `priority` and `team` are what the task's
+    /// header holds; the callers (spawn, respawn) have them at hand, so the header written just
+    /// before need not be read back.
     #[inline(always)]
     pub(crate) fn schedule_task(
         &self,
         task: NonNull<TaskHeader>,
         dependence: Option<NonNull<TaskHeader>>,
+        priority: Priority,
+        team: bool,
     ) {
         if let Some(d) = dependence {
             // SAFETY: the caller holds `task` and a reference to `d`; `task` is in no queue.
@@ -305,7 +329,7 @@ impl<'a> Place<'a> {
                 return;
             }
         }
-        self.make_ready(task);
+        self.make_ready_as(task, priority.index(), team);
     }
 
     /// Puts a ready task where it can run: a team task on the team queue; a single task on this
@@ -315,8 +339,13 @@ impl<'a> Place<'a> {
     pub(crate) fn make_ready(&self, task: NonNull<TaskHeader>) {
         // SAFETY: the caller holds the ready task.
         let t = unsafe { task.as_ref() };
-        let p = t.priority_index();
-        if t.is_team() {
+        self.make_ready_as(task, t.priority_index(), t.is_team());
+    }
+
+    /// `make_ready` for a task of priority index `p` (below 3) that is a team task if `team`.
+    #[inline(always)]
+    fn make_ready_as(&self, task: NonNull<TaskHeader>, p: usize, team: bool) {
+        if team {
             // SAFETY: the task is in no queue; we give it up.
             unsafe { self.shared.team_queue[p].push(task) };
             // Release: a worker that sees the count finds the task in the stack.
@@ -373,16 +402,52 @@ impl<'a> Place<'a> {
     pub(crate) fn complete(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: the incomplete hold keeps the entity alive until the release at the end.
         let e = unsafe { entity.as_ref() };
-        self.count(match e.kind() {
-            Kind::Task => Count::TasksCompleted,
-            Kind::WhenAll => Count::WhenAllsCompleted,
-        });
+        // Completed tasks are not counted: every run of a task ends in a respawn or here, so
+        // they are the executions less the respawns (`Totals::add`).
+        if e.kind() == Kind::WhenAll {
+            self.count(Count::WhenAllsCompleted);
+        }
         if self.complete_respawn_dependence(entity) {
             return;
         }
         let waiters = wait_queue::close(&e.wait, self.access);
         debug_assert!(waiters.is_some(), "an entity completed twice");
-        let mut next = waiters.unwrap_or(std::ptr::null_mut());
+        self.schedule_waiters(waiters.unwrap_or(std::ptr::null_mut()));
+        self.release_internal(entity);
+    }
+
+    /// `complete` for a task whose destroy callback has run, with the case of a task nobody
+    /// waits on inlined into the executor: close the queue and drop the hold. That case is
+    /// common in recursive DAGs (with one worker, about half of Fibonacci's tasks: a first child
+    /// runs before a spawn and completes before its parent creates the when_all).
+    #[inline(always)]
+    pub(crate) fn complete_task(&self, task: NonNull<TaskHeader>) {
+        // SAFETY: the incomplete hold keeps the task alive until the release at the end.
+        let t = unsafe { task.as_ref() };
+        if wait_queue::has_waiters(&t.wait) {
+            self.complete(task);
+            return;
+        }
+        let waiters = wait_queue::close(&t.wait, self.access);
+        debug_assert!(waiters.is_some(), "a task completed twice");
+        if let Some(first) = waiters.and_then(NonNull::new) {
+            self.schedule_late_waiters(first);
+        }
+        self.release_internal(task);
+    }
+
+    /// Schedules waiters pushed between `complete_task`'s look and its close (shared access
+    /// only).
+    #[cold]
+    #[inline(never)]
+    fn schedule_late_waiters(&self, first: NonNull<TaskHeader>) {
+        self.schedule_waiters(first.as_ptr());
+    }
+
+    /// Schedules the waiters of a list `close` returned.
+    #[inline(always)]
+    fn schedule_waiters(&self, list: *mut TaskHeader) {
+        let mut next = list;
         while let Some(waiter) = NonNull::new(next) {
             // SAFETY: the waiter came from the closed list and is not scheduled yet.
             next = unsafe { wait_queue::next_waiter(waiter) };
@@ -392,7 +457,6 @@ impl<'a> Place<'a> {
                 Kind::WhenAll => self.advance_when_all(waiter),
             }
         }
-        self.release_internal(entity);
     }
 
     /// The usual end of a when_all (000 Fig. 3.4: a task respawns on it and releases its future),
@@ -418,8 +482,9 @@ impl<'a> Place<'a> {
         // SAFETY: the waiter is alive (incomplete hold) and not running (see above); its fields
         // were written before its push.
         let w = unsafe { waiter.as_ref() };
-        let reachable = w.kind() != Kind::Task
-            || unsafe { w.dependence() } != entity.as_ptr()
+        // A when_all waiter fails the first test: only tasks set a dependence (a when_all's stays
+        // null from `init`), so the kind need not be tested.
+        let reachable = unsafe { w.dependence() } != entity.as_ptr()
             || !unsafe { w.dependence_is_user() }
             || !e.refs_are(USER_REF + INTERNAL_REF);
         if reachable {

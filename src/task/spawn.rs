@@ -4,8 +4,8 @@
 use super::bytes;
 use super::future::Future;
 use super::header::{
-    task_bytes, Access, DestroyFunction, HeaderInit, InitFunction, Kind, TaskFunction, TaskHeader,
-    HEADER_BYTES, INTERNAL_REF, STATE_ALIGN, USER_REF,
+    round_up_to_state_align, task_bytes, Access, DestroyFunction, HeaderInit, InitFunction, Kind,
+    TaskFunction, TaskHeader, HEADER_BYTES, INTERNAL_REF, USER_REF,
 };
 use super::place::{Count, Place};
 use super::scheduler::{Scheduler, Shared};
@@ -97,11 +97,11 @@ pub(crate) unsafe fn spawn(
     // overflow; the header stores them as u32.
     let max = shared.max_task_bytes;
     let bytes = HEADER_BYTES
-        + closure.result_size.min(max).next_multiple_of(STATE_ALIGN)
+        + round_up_to_state_align(closure.result_size.min(max))
         + closure.state_size.min(max);
     if bytes > max || closure.result_size > max {
         return Err(too_large(
-            place,
+            shared,
             closure.state_size,
             closure.result_size,
             what,
@@ -136,7 +136,7 @@ pub(crate) unsafe fn spawn(
         None => bytes::copy(state, closure.state, closure.state_size),
     }
     place.count(Count::Spawned);
-    place.schedule_task(task, policy.dependence);
+    place.schedule_task(task, policy.dependence, policy.priority, policy.team);
     Ok(task)
 }
 
@@ -153,7 +153,7 @@ fn no_teams(what: &str) -> Error {
 }
 
 #[cold]
-fn too_large(place: &Place<'_>, state_size: usize, result_size: usize, what: &str) -> Error {
+fn too_large(shared: &Shared, state_size: usize, result_size: usize, what: &str) -> Error {
     Error::invalid_argument(format!(
         "{what}: a task with {state_size} bytes of state and a {result_size}-byte result needs {} \
          bytes with its header, more than the pool's largest block ({} bytes); keep large data \
@@ -161,7 +161,7 @@ fn too_large(place: &Place<'_>, state_size: usize, result_size: usize, what: &st
          max_block_alloc_size",
         task_bytes(result_size, state_size)
             .map_or_else(|| "more than usize::MAX".to_string(), |b| b.to_string()),
-        place.shared.pool.max_block_size(),
+        shared.pool.max_block_size(),
     ))
 }
 

@@ -49,13 +49,13 @@ pub struct SchedulerStatistics {
     pub waits: u64,
 }
 
-/// A worker's counts during a wait.
+/// A worker's counts during a wait. Tasks complete only on workers, at the end of a run that did
+/// not respawn, so a worker's completed tasks are `executions - respawned` (not counted apart).
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Counters {
     pub spawned: u64,
     pub executions: u64,
     pub respawned: u64,
-    pub tasks_completed: u64,
     pub when_alls: u64,
     pub when_alls_completed: u64,
     pub allocation_failures: u64,
@@ -83,7 +83,7 @@ impl Totals {
             (&self.spawned, c.spawned),
             (&self.executions, c.executions),
             (&self.respawned, c.respawned),
-            (&self.tasks_completed, c.tasks_completed),
+            (&self.tasks_completed, c.executions - c.respawned),
             (&self.when_alls, c.when_alls),
             (&self.when_alls_completed, c.when_alls_completed),
             (&self.allocation_failures, c.allocation_failures),
@@ -102,7 +102,6 @@ impl Totals {
         match what {
             Count::Spawned => &self.spawned,
             Count::Respawned => &self.respawned,
-            Count::TasksCompleted => &self.tasks_completed,
             Count::WhenAlls => &self.when_alls,
             Count::WhenAllsCompleted => &self.when_alls_completed,
             Count::AllocationFailures => &self.allocation_failures,

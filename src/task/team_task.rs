@@ -70,11 +70,17 @@ impl ExecutionRecord {
 
     /// Claims the spawn and respawn rights of this run for team rank `rank` (once claimed, other
     /// members are refused). Teams of one need no claim.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn claim(&self, rank: usize, team_size: usize, what: &str) -> Result<()> {
         if team_size == 1 {
             return Ok(());
         }
+        self.claim_in_team(rank, what)
+    }
+
+    /// `claim` in a team of more than one (out of line: single tasks only test the size).
+    #[inline(never)]
+    fn claim_in_team(&self, rank: usize, what: &str) -> Result<()> {
         // Relaxed: the claim orders nothing; the respawn request is read after the barrier.
         match self
             .spawner

@@ -297,6 +297,7 @@ fn a_respawn_chain_of_a_hundred_thousand_runs() {
     let st = s.statistics().unwrap();
     assert_eq!(st.tasks_respawned, 99_999);
     assert_eq!(st.task_executions, 100_000);
+    assert_eq!(st.tasks_completed, 1);
 }
 
 #[test]
@@ -531,6 +532,15 @@ fn only_one_team_member_may_spawn_or_respawn() {
     s.wait().unwrap();
     assert!(f.is_ready());
     assert_eq!(refused.load(Ordering::Relaxed), 2);
+    // A team task's run counts once, however many members run it, so completed tasks are the
+    // executions less the respawns for team tasks too: the team task ran twice (one respawn),
+    // each run spawned a single task.
+    let st = s.statistics().unwrap();
+    assert_eq!(
+        (st.tasks_spawned, st.task_executions, st.tasks_respawned),
+        (3, 4, 1)
+    );
+    assert_eq!(st.tasks_completed, 3);
 }
 
 #[test]

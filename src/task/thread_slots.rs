@@ -63,6 +63,12 @@ impl Slot {
         )
     }
 
+    /// The worker recorded by the slot's thread (`get` without the scheduler, one load).
+    #[inline(always)]
+    pub(crate) fn worker(&self) -> *const Worker {
+        self.worker.load(Ordering::Relaxed)
+    }
+
     fn set(&self, (shared, worker): (*const Shared, *const Worker)) {
         self.shared.store(shared.cast_mut(), Ordering::Relaxed);
         self.worker.store(worker.cast_mut(), Ordering::Relaxed);

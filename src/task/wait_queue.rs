@@ -42,6 +42,14 @@ pub fn is_closed(head: &AtomicPtr<TaskHeader>) -> bool {
     head.load(Ordering::Acquire) == closed()
 }
 
+/// Whether the queue holds a waiter now. A hint under shared access: one may be pushed right
+/// after it says no (`close` then returns it). Relaxed: a caller that acts on a waiter reads the
+/// head again with Acquire (`sole_waiter`, `close`).
+#[inline]
+pub fn has_waiters(head: &AtomicPtr<TaskHeader>) -> bool {
+    !head.load(Ordering::Relaxed).is_null()
+}
+
 /// The queue's only waiter, if it holds exactly one (it may be pushed onto the queue after this
 /// returns `None`, but once seen it stays: only the completer takes waiters).
 #[inline]

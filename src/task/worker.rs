@@ -151,6 +151,16 @@ pub(crate) fn current() -> (*const Shared, *const Worker) {
     }
 }
 
+/// The calling thread's worker while it runs a wait's loop (null otherwise): `current` without
+/// the scheduler, which would cost a load that is not removed (an atomic one) where unused.
+#[inline(always)]
+pub(crate) fn current_worker() -> *const Worker {
+    match TABLE.find(thread_id::current()) {
+        Some(slot) => slot.worker(),
+        None => current_from_thread_local().1,
+    }
+}
+
 #[inline(never)]
 fn current_from_thread_local() -> (*const Shared, *const Worker) {
     CURRENT.with(Cell::get)
