@@ -139,40 +139,51 @@ fn two_poppers_never_take_the_same_task() {
     });
 }
 
+/// A thread that writes the waiter's state (7) and pushes it onto `entity`'s wait queue; if the
+/// queue was closed, the entity's result (42, written before the close) must be visible to it.
+/// Returns whether the push got in.
+fn spawn_waiter(entity: &Arc<Task>, waiter: &Arc<Task>) -> thread::JoinHandle<bool> {
+    let (entity, waiter) = (Arc::clone(entity), Arc::clone(waiter));
+    thread::spawn(move || {
+        waiter.contents.with_mut(|c| unsafe { *c = 7 });
+        let pushed =
+            unsafe { wait_queue::push(&entity.header.wait_head(), waiter.ptr(), Access::Shared) };
+        if !pushed {
+            // The dependence is complete: its result must be visible.
+            assert!(wait_queue::is_closed(&entity.header.wait_head()));
+            let result = entity.contents.with(|c| unsafe { *c });
+            assert_eq!(result, 42, "a complete entity's result is not visible");
+        }
+        pushed
+    })
+}
+
+/// Goes through the waiters a close returned (only `waiter` can be among them), checking that
+/// each sees the state its pusher wrote; returns how many there were.
+fn take_waiters(list: *mut TaskHeader, waiter: &Task) -> usize {
+    let mut taken = 0;
+    let mut next = list;
+    while let Some(w) = NonNull::new(next) {
+        next = unsafe { wait_queue::next_waiter(w) };
+        assert_eq!(w, waiter.ptr());
+        let state = waiter.contents.with(|c| unsafe { *c });
+        assert_eq!(state, 7, "a waiter's state is not visible to the completer");
+        taken += 1;
+    }
+    taken
+}
+
 #[test]
 fn a_waiter_is_either_taken_by_the_completer_or_sees_the_completion() {
     check(|| {
         let entity = Arc::new(Task::new());
         let waiter = Arc::new(Task::new());
-        let pusher = {
-            let (entity, waiter) = (Arc::clone(&entity), Arc::clone(&waiter));
-            thread::spawn(move || {
-                waiter.contents.with_mut(|c| unsafe { *c = 7 });
-                let pushed = unsafe {
-                    wait_queue::push(&entity.header.wait_head(), waiter.ptr(), Access::Shared)
-                };
-                if !pushed {
-                    // The dependence is complete: its result must be visible.
-                    assert!(wait_queue::is_closed(&entity.header.wait_head()));
-                    let result = entity.contents.with(|c| unsafe { *c });
-                    assert_eq!(result, 42, "a complete entity's result is not visible");
-                }
-                pushed
-            })
-        };
+        let pusher = spawn_waiter(&entity, &waiter);
         // The completer: writes the result, closes the queue, runs the waiters it got.
         entity.contents.with_mut(|c| unsafe { *c = 42 });
         let list = wait_queue::close(&entity.header.wait_head(), Access::Shared)
             .expect("the queue was closed twice");
-        let mut taken = 0;
-        let mut next = list;
-        while let Some(w) = NonNull::new(next) {
-            next = unsafe { wait_queue::next_waiter(w) };
-            assert_eq!(w, waiter.ptr());
-            let state = waiter.contents.with(|c| unsafe { *c });
-            assert_eq!(state, 7, "a waiter's state is not visible to the completer");
-            taken += 1;
-        }
+        let taken = take_waiters(list, &waiter);
         let pushed = pusher.join().unwrap();
         assert_eq!(
             taken,
@@ -190,33 +201,12 @@ fn a_waiter_pushed_after_the_completers_peek_is_still_taken_once() {
     check(|| {
         let entity = Arc::new(Task::new());
         let waiter = Arc::new(Task::new());
-        let pusher = {
-            let (entity, waiter) = (Arc::clone(&entity), Arc::clone(&waiter));
-            thread::spawn(move || {
-                waiter.contents.with_mut(|c| unsafe { *c = 7 });
-                let pushed = unsafe {
-                    wait_queue::push(&entity.header.wait_head(), waiter.ptr(), Access::Shared)
-                };
-                if !pushed {
-                    let result = entity.contents.with(|c| unsafe { *c });
-                    assert_eq!(result, 42, "a complete entity's result is not visible");
-                }
-                pushed
-            })
-        };
+        let pusher = spawn_waiter(&entity, &waiter);
         entity.contents.with_mut(|c| unsafe { *c = 42 });
         let peeked = wait_queue::has_waiters(&entity.header.wait_head());
         let list = wait_queue::close(&entity.header.wait_head(), Access::Shared)
             .expect("the queue was closed twice");
-        let mut taken = 0;
-        let mut next = list;
-        while let Some(w) = NonNull::new(next) {
-            next = unsafe { wait_queue::next_waiter(w) };
-            assert_eq!(w, waiter.ptr());
-            let state = waiter.contents.with(|c| unsafe { *c });
-            assert_eq!(state, 7, "a waiter's state is not visible to the completer");
-            taken += 1;
-        }
+        let taken = take_waiters(list, &waiter);
         assert!(
             taken >= usize::from(peeked),
             "a waiter seen by the peek was lost"
@@ -268,20 +258,7 @@ fn a_completer_that_finds_the_sole_waiter_closes_with_a_store() {
         let entity = Arc::new(Task::new());
         let waiter = Arc::new(Task::new());
         // The waiter's thread holds the only other reference: it pushes once and is done.
-        let pusher = {
-            let (entity, waiter) = (Arc::clone(&entity), Arc::clone(&waiter));
-            thread::spawn(move || {
-                waiter.contents.with_mut(|c| unsafe { *c = 7 });
-                let pushed = unsafe {
-                    wait_queue::push(&entity.header.wait_head(), waiter.ptr(), Access::Shared)
-                };
-                if !pushed {
-                    let result = entity.contents.with(|c| unsafe { *c });
-                    assert_eq!(result, 42, "a complete entity's result is not visible");
-                }
-                pushed
-            })
-        };
+        let pusher = spawn_waiter(&entity, &waiter);
         entity.contents.with_mut(|c| unsafe { *c = 42 });
         let head = entity.header.wait_head();
         let taken = match wait_queue::sole_waiter(&head) {
