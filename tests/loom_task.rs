@@ -147,10 +147,10 @@ fn spawn_waiter(entity: &Arc<Task>, waiter: &Arc<Task>) -> thread::JoinHandle<bo
     thread::spawn(move || {
         waiter.contents.with_mut(|c| unsafe { *c = 7 });
         let pushed =
-            unsafe { wait_queue::push(&entity.header.wait_head(), waiter.ptr(), Access::Shared) };
+            unsafe { wait_queue::push(entity.header.wait_head(), waiter.ptr(), Access::Shared) };
         if !pushed {
             // The dependence is complete: its result must be visible.
-            assert!(wait_queue::is_closed(&entity.header.wait_head()));
+            assert!(wait_queue::is_closed(entity.header.wait_head()));
             let result = entity.contents.with(|c| unsafe { *c });
             assert_eq!(result, 42, "a complete entity's result is not visible");
         }
@@ -181,7 +181,7 @@ fn a_waiter_is_either_taken_by_the_completer_or_sees_the_completion() {
         let pusher = spawn_waiter(&entity, &waiter);
         // The completer: writes the result, closes the queue, runs the waiters it got.
         entity.contents.with_mut(|c| unsafe { *c = 42 });
-        let list = wait_queue::close(&entity.header.wait_head(), Access::Shared)
+        let list = wait_queue::close(entity.header.wait_head(), Access::Shared)
             .expect("the queue was closed twice");
         let taken = take_waiters(list, &waiter);
         let pushed = pusher.join().unwrap();
@@ -190,7 +190,7 @@ fn a_waiter_is_either_taken_by_the_completer_or_sees_the_completion() {
             usize::from(pushed),
             "a waiter was lost or scheduled twice"
         );
-        assert!(wait_queue::close(&entity.header.wait_head(), Access::Shared).is_none());
+        assert!(wait_queue::close(entity.header.wait_head(), Access::Shared).is_none());
     });
 }
 
@@ -203,8 +203,8 @@ fn a_waiter_pushed_after_the_completers_peek_is_still_taken_once() {
         let waiter = Arc::new(Task::new());
         let pusher = spawn_waiter(&entity, &waiter);
         entity.contents.with_mut(|c| unsafe { *c = 42 });
-        let peeked = wait_queue::has_waiters(&entity.header.wait_head());
-        let list = wait_queue::close(&entity.header.wait_head(), Access::Shared)
+        let peeked = wait_queue::has_waiters(entity.header.wait_head());
+        let list = wait_queue::close(entity.header.wait_head(), Access::Shared)
             .expect("the queue was closed twice");
         let taken = take_waiters(list, &waiter);
         assert!(
@@ -228,11 +228,11 @@ fn two_waiters_racing_a_completion_are_each_scheduled_once() {
             .map(|t| {
                 let (entity, waiters) = (Arc::clone(&entity), Arc::clone(&waiters));
                 thread::spawn(move || unsafe {
-                    wait_queue::push(&entity.header.wait_head(), waiters[t].ptr(), Access::Shared)
+                    wait_queue::push(entity.header.wait_head(), waiters[t].ptr(), Access::Shared)
                 })
             })
             .collect();
-        let list = wait_queue::close(&entity.header.wait_head(), Access::Shared).unwrap();
+        let list = wait_queue::close(entity.header.wait_head(), Access::Shared).unwrap();
         let mut taken = Vec::new();
         let mut next = list;
         while let Some(w) = NonNull::new(next) {
@@ -261,15 +261,15 @@ fn a_completer_that_finds_the_sole_waiter_closes_with_a_store() {
         let pusher = spawn_waiter(&entity, &waiter);
         entity.contents.with_mut(|c| unsafe { *c = 42 });
         let head = entity.header.wait_head();
-        let taken = match wait_queue::sole_waiter(&head) {
+        let taken = match wait_queue::sole_waiter(head) {
             Some(w) => {
                 assert_eq!(w, waiter.ptr());
                 // Nobody else can push now: a store closes the queue.
-                wait_queue::close_unreachable(&head);
+                wait_queue::close_unreachable(head);
                 1
             }
             None => {
-                let list = wait_queue::close(&head, Access::Shared).unwrap();
+                let list = wait_queue::close(head, Access::Shared).unwrap();
                 usize::from(!list.is_null())
             }
         };
@@ -283,6 +283,6 @@ fn a_completer_that_finds_the_sole_waiter_closes_with_a_store() {
             usize::from(pushed),
             "a waiter was lost or scheduled twice"
         );
-        assert!(wait_queue::is_closed(&head));
+        assert!(wait_queue::is_closed(head));
     });
 }
