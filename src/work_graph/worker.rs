@@ -68,7 +68,9 @@
 //!   has a mark: 0 when the run starts; before a chunk, the chunk's start (all positions of its
 //!   earlier chunks are below it and complete by then) when the chunk starts at least
 //!   `MARK_STRIDE` positions above the mark or, with heights, is the worker's first chunk of a
-//!   height; usize::MAX once it has completed all its positions. Publishing only then keeps
+//!   height; with heights also the end of a wide height that the others claimed entirely
+//!   before this worker took any of it (its later pieces lie above the cursor, which is past
+//!   that end); usize::MAX once it has completed all its positions. Publishing only then keeps
 //!   the mark's cache line from moving between its writer and its readers once per chunk (a
 //!   cache miss per mark and chunk for every reader, a sizeable part of an item's few
 //!   nanoseconds on many workers): with heights, a reader misses about once per other worker
@@ -234,6 +236,9 @@ impl WorkGraph {
                     }
                     Err(now) => seen = now,
                 }
+            }
+            if first {
+                marks.passed_height(end);
             }
         }
         true
@@ -526,6 +531,20 @@ impl Marks<'_> {
         self.low_water = self.others_low.min(position);
         if self.low_water < height_start {
             self.refresh();
+        }
+    }
+
+    /// With heights: the worker found a wide height ending at `end` all claimed before it took
+    /// any of it. Its incomplete positions, if any, lie at or above `end` (it takes later pieces
+    /// above the cursor, which is there), so `end` is a mark; publishing it lets the others know
+    /// they need not wait for this worker in the heights before, as a first chunk there would.
+    fn passed_height(&mut self, end: usize) {
+        let Some(own) = self.own else { return };
+        self.position = end;
+        if end > self.published {
+            // Release: what this worker ran so far is complete (module comment).
+            own.store(end, Ordering::Release);
+            self.published = end;
         }
     }
 
