@@ -157,9 +157,13 @@ impl Worker {
     #[inline(never)]
     fn share_oldest(&self, shared: &Shared) {
         // SAFETY: the worker's thread; a short borrow.
-        let Some((task, priority)) = (unsafe { self.owned().local.take_oldest() }) else {
+        let owned = unsafe { self.owned() };
+        let Some((task, priority)) = owned.local.take_oldest() else {
             return;
         };
+        // The task may be the dependence a when_all waits on privately: that wait no longer is
+        // (`Place::respawn_access`).
+        owned.private_wait = std::ptr::null_mut();
         let p = priority.index();
         // SAFETY: the task is ready and ours; we give it up.
         unsafe { self.published[p].push(task) };
@@ -251,6 +255,8 @@ impl Worker {
         // SAFETY: the worker's thread; short borrows, none held across the call. Tasks run
         // inside a spawn nest, so the outer context comes back when this call returns.
         let outer = unsafe { std::mem::replace(&mut self.owned().context, address.cast()) };
+        // A private wait recorded by an earlier run is no longer one (`Place::respawn_access`).
+        unsafe { self.owned().private_wait = std::ptr::null_mut() };
         // SAFETY: tasks always have a function (spawn requires one).
         let function = unsafe { task.as_ref() }.function();
         if let Some(function) = function {
@@ -298,7 +304,8 @@ impl Worker {
                     );
                 }
                 place.count(Count::Respawned);
-                place.schedule_task(task, r.dependence, r.priority, t.is_team());
+                let access = place.respawn_access(r.dependence, r.taken_over);
+                place.schedule_task_with(task, r.dependence, r.priority, t.is_team(), access);
             }
             None => {
                 // 002 §2.2.5: the closure is destroyed as soon as the task completes, so futures

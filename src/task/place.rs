@@ -323,9 +323,23 @@ impl<'a> Place<'a> {
         priority: Priority,
         team: bool,
     ) {
+        self.schedule_task_with(task, dependence, priority, team, self.access);
+    }
+
+    /// `schedule_task`, pushing onto the dependence's wait queue with `access` (`Exclusive`
+    /// only where nobody else can reach that queue: `respawn_access`).
+    #[inline(always)]
+    pub(crate) fn schedule_task_with(
+        &self,
+        task: NonNull<TaskHeader>,
+        dependence: Option<NonNull<TaskHeader>>,
+        priority: Priority,
+        team: bool,
+        access: Access,
+    ) {
         if let Some(d) = dependence {
             // SAFETY: the caller holds `task` and a reference to `d`; `task` is in no queue.
-            if unsafe { wait_queue::push(&d.as_ref().wait, task, self.access) } {
+            if unsafe { wait_queue::push(&d.as_ref().wait, task, access) } {
                 return;
             }
         }
@@ -371,6 +385,79 @@ impl<'a> Place<'a> {
     /// waits on the next incomplete one, or completes the when_all when none is left. Runs on one
     /// thread at a time: the creator, then whoever completes the dependence it waits on.
     pub(crate) fn advance_when_all(&self, when_all: NonNull<TaskHeader>) {
+        self.advance_when_all_from(when_all, false);
+    }
+
+    /// Private waits. With several workers, an entity's wait queue and reference count take
+    /// atomic read-modify-writes because other threads may reach them; on the 16-core
+    /// benchmark machine each costs 9-14 ns even when no other core is involved
+    /// (`bench/machine/atomic_cost.c`). Two facts let a worker do without them in the common
+    /// case of a task that spawns children, makes a when_all of them and respawns on it
+    /// (000 Fig. 3.4):
+    /// - A task that is among the newest ones of this worker's private queue
+    ///   (`LocalQueues::holds_recent`) is seen by no other thread: only this worker reads or
+    ///   writes that queue, and a task leaves it only by this worker's hand (run, or published
+    ///   for a thief with a Release push that the thief's pop acquires). Nobody can complete it
+    ///   meanwhile, since this worker runs one task at a time.
+    /// - An incomplete entity whose references are exactly one user reference and its
+    ///   incomplete hold (`refs_are`, Acquire) has no other holder, so nobody else can push
+    ///   onto its wait queue or change its count: a new reference is only made from an
+    ///   existing one. At a when_all's creation the one user reference is the caller's, which
+    ///   runs on this thread.
+    ///
+    /// So while the running task creates a when_all, a dependence that is both may take its
+    /// hold and the when_all's push with plain loads and stores (`private_dependence`). The
+    /// when_all itself is then reached by nobody else while that dependence stays private:
+    /// its only waiter-to-be is the running task, and its completion waits for that
+    /// dependence. So the task's respawn on it may push plainly too, if the worker has
+    /// published no task since (`Worker::share_oldest` forgets the when_all: while the task
+    /// runs, the dependence can leave the private queue no other way, so it can neither
+    /// complete nor be freed and its block reused) and the when_all's references are the user
+    /// reference the respawn took over and its incomplete hold (`respawn_access`). Whoever
+    /// later runs the dependence is this worker, or a thief that acquired it, so it sees those
+    /// stores.
+    #[inline(always)]
+    pub(crate) fn private_dependence(&self, d: NonNull<TaskHeader>) -> bool {
+        match (self.worker, self.access) {
+            // SAFETY: the worker's thread, a short borrow; the caller holds `d`.
+            (Some(w), Access::Shared) => unsafe {
+                w.owned().local.holds_recent(d) && d.as_ref().refs_are(USER_REF + INTERNAL_REF)
+            },
+            _ => false,
+        }
+    }
+
+    /// How the running task's respawn pushes onto `dependence` (`private_dependence`), and
+    /// forgets the private wait this run recorded.
+    #[inline(always)]
+    pub(crate) fn respawn_access(
+        &self,
+        dependence: Option<NonNull<TaskHeader>>,
+        taken_over: bool,
+    ) -> Access {
+        let Some(w) = self.worker else {
+            return self.access;
+        };
+        // SAFETY: the worker's thread, a short borrow.
+        let recorded =
+            std::mem::replace(unsafe { &mut w.owned().private_wait }, std::ptr::null_mut());
+        let private = match dependence {
+            // SAFETY: the respawn holds `d`.
+            Some(d) if taken_over && d.as_ptr() == recorded => {
+                unsafe { d.as_ref() }.refs_are(USER_REF + INTERNAL_REF)
+            }
+            _ => false,
+        };
+        if private {
+            Access::Exclusive
+        } else {
+            self.access
+        }
+    }
+
+    /// `advance_when_all`; `creating` while the caller of `td_when_all` still runs the scan
+    /// and holds every dependence (`private_dependence`).
+    pub(crate) fn advance_when_all_from(&self, when_all: NonNull<TaskHeader>, creating: bool) {
         // SAFETY: this thread runs the scan; the when_all is incomplete, so its incomplete hold
         // keeps it alive until `complete` below.
         let w = unsafe { when_all.as_ref() };
@@ -390,8 +477,23 @@ impl<'a> Place<'a> {
             let Some(d) = NonNull::new(unsafe { *deps.add(remaining as usize - 1) }) else {
                 continue;
             };
+            let private = creating && self.private_dependence(d);
+            let access = if private {
+                Access::Exclusive
+            } else {
+                self.access
+            };
             // SAFETY: the when_all is in no queue (it is running its scan).
-            if unsafe { wait_queue::push(&d.as_ref().wait, when_all, self.access) } {
+            if unsafe { wait_queue::push(&d.as_ref().wait, when_all, access) } {
+                if let (Some(w), true) = (self.worker, creating) {
+                    let record = if private {
+                        when_all.as_ptr()
+                    } else {
+                        std::ptr::null_mut()
+                    };
+                    // SAFETY: the worker's thread, a short borrow.
+                    unsafe { w.owned().private_wait = record };
+                }
                 return;
             }
         }

@@ -15,7 +15,7 @@
 
 use super::bytes;
 use super::future::Future;
-use super::header::{when_all_bytes, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF};
+use super::header::{when_all_bytes, Access, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF};
 use super::place::{Count, Place};
 use super::scheduler::{Scheduler, Shared};
 use crate::error::{Error, Result};
@@ -154,7 +154,13 @@ fn build_block(
                                 *array.add(i) = std::ptr::null_mut();
                             },
                             Some(d) => {
-                                unsafe { d.as_ref() }.add_ref(INTERNAL_REF, place.access);
+                                // Plain where nobody else can reach `d` (`Place::private_dependence`).
+                                let access = if place.private_dependence(d) {
+                                    Access::Exclusive
+                                } else {
+                                    place.access
+                                };
+                                unsafe { d.as_ref() }.add_ref(INTERNAL_REF, access);
                                 held_end = i + 1;
                             }
                             None => {}
@@ -168,7 +174,7 @@ fn build_block(
                 header.set_retained(retained as u32);
                 header.set_scan(last as u32 + 1);
             }
-            place.advance_when_all(w);
+            place.advance_when_all_from(w, true);
         }
     }
     Ok(w)

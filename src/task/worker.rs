@@ -45,6 +45,10 @@ pub(crate) struct Owned {
     /// The context of the task function this worker's thread runs now, the innermost one when
     /// tasks run inside a spawn (null between tasks): what `TaskContext::check` compares with.
     pub(crate) context: *const (),
+    /// The when_all the running task created last, when it waits privately on a dependence
+    /// in this worker's queue (`Place::respawn_access`); null otherwise, and reset before each
+    /// task function runs and whenever this worker publishes a task.
+    pub(crate) private_wait: *mut TaskHeader,
 }
 
 #[repr(align(128))]
@@ -85,6 +89,7 @@ impl Worker {
                 team_seq: 0,
                 record: std::ptr::null(),
                 context: std::ptr::null(),
+                private_wait: std::ptr::null_mut(),
             }),
         }
     }
