@@ -427,6 +427,17 @@ impl<'a> Place<'a> {
         }
     }
 
+    /// How the caller of `td_when_all` may change dependence `d`'s hold and wait queue:
+    /// `Exclusive` when `d` is private (`private_dependence`), else the place's access.
+    #[inline(always)]
+    pub(crate) fn dependence_access(&self, d: NonNull<TaskHeader>) -> Access {
+        if self.private_dependence(d) {
+            Access::Exclusive
+        } else {
+            self.access
+        }
+    }
+
     /// How the running task's respawn pushes onto `dependence` (`private_dependence`), and
     /// forgets the private wait this run recorded.
     #[inline(always)]
@@ -479,16 +490,16 @@ impl<'a> Place<'a> {
             let Some(d) = NonNull::new(unsafe { *deps.add(remaining as usize - 1) }) else {
                 continue;
             };
-            let private = creating && self.private_dependence(d);
-            let access = if private {
-                Access::Exclusive
+            let access = if creating {
+                self.dependence_access(d)
             } else {
                 self.access
             };
             // SAFETY: the when_all is in no queue (it is running its scan).
             if unsafe { wait_queue::push(&d.as_ref().wait, when_all, access) } {
                 if let (Some(w), true, Access::Shared) = (self.worker, creating, self.access) {
-                    let record = if private {
+                    // Exclusive here only for a private dependence.
+                    let record = if access == Access::Exclusive {
                         when_all.as_ptr()
                     } else {
                         std::ptr::null_mut()

@@ -15,7 +15,7 @@
 
 use super::bytes;
 use super::future::Future;
-use super::header::{when_all_bytes, Access, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF};
+use super::header::{when_all_bytes, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF};
 use super::place::{Count, Place};
 use super::scheduler::{Scheduler, Shared};
 use crate::error::{Error, Result};
@@ -154,12 +154,8 @@ fn build_block(
                                 *array.add(i) = std::ptr::null_mut();
                             },
                             Some(d) => {
-                                // Plain where nobody else can reach `d` (`Place::private_dependence`).
-                                let access = if place.private_dependence(d) {
-                                    Access::Exclusive
-                                } else {
-                                    place.access
-                                };
+                                // Plain where nobody else can reach `d`.
+                                let access = place.dependence_access(d);
                                 unsafe { d.as_ref() }.add_ref(INTERNAL_REF, access);
                                 held_end = i + 1;
                             }
