@@ -15,9 +15,10 @@
 //! is in one of these places at the moment the worker examines that place, so a worker never
 //! takes a lower-priority task while a higher-priority one was available to it during its
 //! search. Within a place, the newest ready task runs first (LIFO, 002 §2.1.2). Tasks in another
-//! worker's private queue are not available; that worker publishes its oldest one whenever some
-//! worker is idle (`share_if_idle`), so idle workers get work without busy workers paying for
-//! atomic queue operations. With one worker everything is in its own queues and the order is
+//! worker's private queue are not available; that worker publishes its oldest one while idle
+//! workers outnumber the tasks in the shared stacks (`share_if_idle`), so idle workers get work
+//! without busy workers paying for atomic queue operations, and without a busy worker publishing
+//! (and taking back) every task while an idle one is slow to take any. With one worker everything is in its own queues and the order is
 //! exactly: highest priority first, newest first within a priority (host-spawned tasks, in the
 //! injection stack, after the worker's own tasks of the same priority).
 //!
@@ -144,11 +145,19 @@ impl Worker {
         None
     }
 
-    /// Publishes the oldest private task when some worker is idle (module comment). The test is
-    /// inlined; with one worker it is all there is.
+    /// Publishes the oldest private task when idle workers outnumber the published tasks
+    /// (module comment). The test is inlined; with one worker it is all there is.
     #[inline(always)]
     pub(crate) fn share_if_idle(&self, shared: &Shared) {
-        if shared.workers.len() == 1 || shared.idle.load(Ordering::Relaxed) & IDLE_COUNT_MASK == 0 {
+        if shared.workers.len() == 1 {
+            return;
+        }
+        let idle = shared.idle.load(Ordering::Relaxed) & IDLE_COUNT_MASK;
+        // Relaxed, both: hints. A task published beyond what the idle workers take comes back
+        // to its owner, which pays a push and a pop for nothing; an idle worker that is slow to
+        // look (descheduled, or yielding between polls) would otherwise have every busy worker
+        // publish and take back each of its tasks until it does.
+        if idle == 0 || shared.shared_ready[ANY_READY].load(Ordering::Relaxed) >= idle as isize {
             return;
         }
         self.share_oldest(shared);
