@@ -58,6 +58,37 @@ def cell_text(fig: dict, field: str, with_range: bool) -> str:
     return "—"
 
 
+def speedup_table(bench: dict, shown: list[dict]) -> list[str]:
+    """Lines of a table of each implementation's speed-up over its own one-thread figure of the
+    same config (ratio of the medians), where a config was measured at one thread and more."""
+    metric = bench["metric"]
+    one = {}
+    for cell in bench["results"]:
+        if cell["threads"] == 1:
+            one[cell["label"]] = cell["figures"]
+    rows = []
+    for cell in bench["results"]:
+        base = one.get(cell["label"])
+        if cell["threads"] == 1 or base is None:
+            continue
+        row = [cell["label"], str(cell["threads"])]
+        for impl in shown:
+            fig, ref = cell["figures"].get(impl["name"], {}), base.get(impl["name"], {})
+            if fig.get("status") == "ok" and ref.get("status") == "ok":
+                a, b = ref[metric["field"]]["median"], fig[metric["field"]]["median"]
+                row.append(f"{a / b if metric['lower_is_better'] else b / a:.2f}x")
+            else:
+                row.append("")
+        if any(row[2:]):
+            rows.append("| " + " | ".join(row) + " |")
+    if not rows:
+        return []
+    head = ["config", "threads"] + [i["name"] for i in shown]
+    return (["", "Speed-up over the same implementation's one-thread median of the same config "
+             "(where both were measured)", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" + "---:|" * (len(head) - 1)] + rows)
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
@@ -116,6 +147,7 @@ def markdown(doc: dict, svg_names: dict[str, str]) -> str:
                     r = cell["ratios"].get(impl["name"])
                     row.append(f"{r:.2f}" if r is not None else "")
             out.append("| " + " | ".join(row) + " |")
+        out += speedup_table(bench, shown)
         for extra in bench.get("extra_metrics", []):
             out += ["", f"{extra['title']} [{extra['unit']}], median", ""]
             head = ["config", "threads"] + [i["name"] for i in shown]
