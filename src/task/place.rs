@@ -384,6 +384,9 @@ impl<'a> Place<'a> {
     /// Continues a when_all's scan of its dependences (002 Fig. 3.5), from the last to the first:
     /// waits on the next incomplete one, or completes the when_all when none is left. Runs on one
     /// thread at a time: the creator, then whoever completes the dependence it waits on.
+    /// Inlined, with the when_all's usual completion (`complete_when_all`), into the completion
+    /// of the dependence it waited on: no call between a task's end and its waiter's.
+    #[inline(always)]
     pub(crate) fn advance_when_all(&self, when_all: NonNull<TaskHeader>) {
         self.advance_when_all_from(when_all, false);
     }
@@ -479,7 +482,7 @@ impl<'a> Place<'a> {
             // SAFETY: see above.
             let remaining = unsafe { w.scan() };
             if remaining == 0 {
-                self.complete(when_all);
+                self.complete_when_all(when_all);
                 return;
             }
             // Written before the push: once pushed, the dependence's completer continues the
@@ -512,19 +515,40 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// Completes an entity (002 Fig. 3.6): closes its wait queue, schedules every waiter, counts
-    /// it, and drops the hold it had while incomplete. A task's destroy callback has already run.
-    pub(crate) fn complete(&self, entity: NonNull<TaskHeader>) {
+    /// Completes a when_all whose scan has ended: counts it, then completes it as `complete`
+    /// does, with the usual case (000 Fig. 3.4: a task respawned on it and released its future,
+    /// `complete_respawn_dependence`) inlined into the scan; the others take `complete_waited`,
+    /// out of line, so that the recursion (a when_all waiting on a when_all) has a call.
+    #[inline(always)]
+    pub(crate) fn complete_when_all(&self, when_all: NonNull<TaskHeader>) {
+        self.count(Count::WhenAllsCompleted);
+        if !self.complete_respawn_dependence(when_all) {
+            self.complete_waited(when_all);
+        }
+    }
+
+    /// Completes a task whose destroy callback has run (002 Fig. 3.6): closes its wait queue,
+    /// schedules every waiter, and drops the hold it had while incomplete. Completed tasks are
+    /// not counted: every run of a task ends in a respawn or here, so they are the executions
+    /// less the respawns (`Totals::add`).
+    #[inline(never)]
+    pub(crate) fn complete(&self, task: NonNull<TaskHeader>) {
+        if !self.complete_respawn_dependence(task) {
+            self.close_and_schedule(task);
+        }
+    }
+
+    /// `close_and_schedule`, out of the when_all scan that is inlined into `complete`.
+    #[inline(never)]
+    fn complete_waited(&self, when_all: NonNull<TaskHeader>) {
+        self.close_and_schedule(when_all);
+    }
+
+    /// The rest of `complete` once the entity is known not to end as a respawn dependence.
+    #[inline(always)]
+    fn close_and_schedule(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: the incomplete hold keeps the entity alive until the release at the end.
         let e = unsafe { entity.as_ref() };
-        // Completed tasks are not counted: every run of a task ends in a respawn or here, so
-        // they are the executions less the respawns (`Totals::add`).
-        if e.kind() == Kind::WhenAll {
-            self.count(Count::WhenAllsCompleted);
-        }
-        if self.complete_respawn_dependence(entity) {
-            return;
-        }
         let waiters = wait_queue::close(&e.wait, self.access);
         debug_assert!(waiters.is_some(), "an entity completed twice");
         self.schedule_waiters(waiters.unwrap_or(std::ptr::null_mut()));

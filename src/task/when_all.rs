@@ -137,7 +137,7 @@ fn build_block(
                 header.set_retained(owned as u32);
                 header.set_scan(0);
             }
-            place.complete(w);
+            place.complete_when_all(w);
         }
         Some(last) => {
             let retained = match holds {
