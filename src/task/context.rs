@@ -91,14 +91,7 @@ impl<'a> TaskContext<'a> {
     /// before it is dereferenced.
     #[inline(always)]
     pub(crate) unsafe fn check(ctx: *const TaskContext<'a>, what: &str) -> Result<&'a Self> {
-        let worker = super::worker::current_worker();
-        // SAFETY: a non-null current worker is the one this thread serves during a wait; its
-        // private state is this thread's (a short read).
-        let running = if worker.is_null() {
-            std::ptr::null()
-        } else {
-            (*worker).owned().context
-        };
+        let running = super::worker::running_context();
         if running != ctx.cast::<()>() {
             return Err(if running.is_null() {
                 stale_context(what)

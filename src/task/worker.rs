@@ -156,14 +156,33 @@ pub(crate) fn current() -> (*const Shared, *const Worker) {
     }
 }
 
-/// The calling thread's worker while it runs a wait's loop (null otherwise): `current` without
-/// the scheduler, which would cost a load that is not removed (an atomic one) where unused.
+/// The context of the task function the calling thread runs now, the innermost one (null when
+/// it runs none): what `TaskContext::check` compares with. A slot found for the thread has a
+/// worker: the thread records one right after claiming the slot and clears it right before
+/// freeing it (`thread_slots.rs`), and it runs no task in between; so unlike `current`, no null
+/// test.
 #[inline(always)]
-pub(crate) fn current_worker() -> *const Worker {
+pub(crate) fn running_context() -> *const () {
     match TABLE.find(thread_id::current()) {
-        Some(slot) => slot.worker(),
-        None => current_from_thread_local().1,
+        Some(slot) => {
+            let worker = slot.worker();
+            debug_assert!(!worker.is_null(), "a claimed thread slot without a worker");
+            // SAFETY: the worker of this thread's slot is the one it serves during a wait; its
+            // private state is this thread's (a short read).
+            unsafe { (*worker).owned().context }
+        }
+        None => running_context_from_thread_local(),
     }
+}
+
+#[inline(never)]
+fn running_context_from_thread_local() -> *const () {
+    let worker = current_from_thread_local().1;
+    if worker.is_null() {
+        return std::ptr::null();
+    }
+    // SAFETY: as in `running_context`.
+    unsafe { (*worker).owned().context }
 }
 
 #[inline(never)]
