@@ -38,6 +38,7 @@ use super::context::TaskContext;
 use super::header::{Access, TaskHeader, INTERNAL_REF};
 use super::place::{Count, Place};
 use super::scheduler::{Shared, ANY_READY, IDLE_COUNT_MASK, IDLE_EPOCH_ONE};
+use super::statistics::Rooms;
 use super::team_task::{ExecutionRecord, Respawn, TeamState};
 use super::worker::{CurrentWorker, Worker};
 use crate::exec::TeamMember;
@@ -349,6 +350,12 @@ impl Worker {
         // SAFETY: the worker's thread, after its last task.
         let owned = unsafe { self.owned() };
         owned.cache.flush(&shared.pool);
+        if owned.access == Access::Exclusive {
+            shared.end_rooms(Rooms {
+                alive: owned.alive_room,
+                bytes: owned.bytes_room,
+            });
+        }
         shared.flush_alive(
             std::mem::take(&mut owned.alive_delta),
             std::mem::take(&mut owned.bytes_delta),

@@ -104,20 +104,18 @@ impl<'a> Place<'a> {
         let shared = self.shared;
         let bytes = sign << lg2.max(shared.min_block_lg2);
         match (self.worker, self.access) {
-            (Some(_), Access::Exclusive) => {
-                // The only thread touching the scheduler: plain updates, exact peaks (which only
-                // an allocation can raise; `sign` is a constant where this is inlined).
-                let alive = shared.alive.load(Ordering::Relaxed) + sign;
-                shared.alive.store(alive, Ordering::Relaxed);
-                let total = shared.alive_bytes.load(Ordering::Relaxed) + bytes;
-                shared.alive_bytes.store(total, Ordering::Relaxed);
-                if sign > 0 {
-                    if alive > shared.peak_alive.load(Ordering::Relaxed) {
-                        shared.peak_alive.store(alive, Ordering::Relaxed);
-                    }
-                    if total > shared.peak_bytes.load(Ordering::Relaxed) {
-                        shared.peak_bytes.store(total, Ordering::Relaxed);
-                    }
+            (Some(w), Access::Exclusive) => {
+                // The only thread touching the scheduler: exact peaks, through the rooms below
+                // them (`Rooms`): one update and one sign test per count, where the counts and
+                // peaks themselves would take a load, an update and a compare with the peak.
+                // Only an allocation can raise a peak (`sign` is a constant where this is
+                // inlined).
+                // SAFETY: the worker's thread; a short borrow.
+                let owned = unsafe { w.owned() };
+                owned.alive_room -= sign;
+                owned.bytes_room -= bytes;
+                if sign > 0 && (owned.alive_room | owned.bytes_room) < 0 {
+                    shared.raise_peaks(&mut owned.alive_room, &mut owned.bytes_room);
                 }
             }
             (Some(w), Access::Shared) => {

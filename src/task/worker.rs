@@ -22,7 +22,10 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What only the worker's own thread touches (during a wait), or the waiting thread between
-/// waits.
+/// waits. In declaration order (`repr(C)`), so that `alive_room` and `bytes_room` stay apart:
+/// side by side, their two additions on every release were merged into six vector
+/// instructions.
+#[repr(C)]
 pub(crate) struct Owned {
     pub(crate) local: LocalQueues,
     pub(crate) cache: BlockCache,
@@ -37,8 +40,13 @@ pub(crate) struct Owned {
     pub(crate) alive_delta: i64,
     /// Likewise for `Shared::alive_bytes`.
     pub(crate) bytes_delta: i64,
+    /// With `Access::Exclusive`, how far the live entity count is below its peak, kept here
+    /// during the wait instead of the count (`Rooms`, `Place::alive_add`).
+    pub(crate) alive_room: i64,
     /// Team tasks of this worker's team seen so far (members join each new one).
     pub(crate) team_seq: u64,
+    /// Likewise `alive_room` for the live bytes.
+    pub(crate) bytes_room: i64,
     /// The execution record of the single task this worker runs now (null otherwise), for
     /// `ExecutionRecord::take_over_release`.
     pub(crate) record: *const ExecutionRecord,
@@ -86,6 +94,8 @@ impl Worker {
                 nesting: 0,
                 alive_delta: 0,
                 bytes_delta: 0,
+                alive_room: 0,
+                bytes_room: 0,
                 team_seq: 0,
                 record: std::ptr::null(),
                 context: std::ptr::null(),
