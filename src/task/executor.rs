@@ -200,7 +200,11 @@ impl Worker {
         }
     }
 
-    /// Runs a task this worker took: a single task, or a team task it leads.
+    /// Runs a task this worker took: a single task, or a team task it leads. Inlined into its
+    /// two loops (`run_loop`, `run_ready_tasks`), so that a task's run costs no call and no
+    /// saving of registers of its own: with one worker nearly every task runs in
+    /// `run_ready_tasks`, where this saved 21 instructions per Fibonacci node.
+    #[inline(always)]
     pub(crate) fn execute(&self, place: &Place<'_>, task: NonNull<TaskHeader>) {
         let shared = place.shared;
         // SAFETY: a ready task is alive (incomplete hold) and ours until we complete it.
