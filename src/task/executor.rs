@@ -207,12 +207,18 @@ impl Worker {
     #[inline(always)]
     pub(crate) fn execute(&self, place: &Place<'_>, task: NonNull<TaskHeader>) {
         let shared = place.shared;
+        // The task's context gets a copy of the place: were it `place`, which the task function
+        // can reach through the context, every use of its fields after the call would load them
+        // again, and in `run_ready_tasks` they are constants. (No call receives `place` itself:
+        // out-of-line steps take its fields, as `Place::complete_waited_at`. A worker's place
+        // never sets `scheduler_unused`.)
+        let context_place = &place.detached();
         // SAFETY: a ready task is alive (incomplete hold) and ours until we complete it.
         if unsafe { task.as_ref() }.is_team() && shared.team_size > 1 {
             let team = self.team(shared);
             team.post(task);
             let member = team.team.member(0, 0, 1);
-            self.call(place, task, member, &team.record);
+            self.call(context_place, task, member, &team.record);
             member.barrier();
             self.finish(place, task, team.record.take_respawn());
         } else {
@@ -225,7 +231,7 @@ impl Worker {
             // SAFETY: the worker's thread; short borrows. Nested runs (inside a spawn) save and
             // restore the pointer the same way.
             let outer = unsafe { std::mem::replace(&mut self.owned().record, &record) };
-            self.call(place, task, member, &record);
+            self.call(context_place, task, member, &record);
             unsafe { self.owned().record = outer };
             self.finish(place, task, record.take_respawn());
         }
@@ -333,10 +339,12 @@ impl Worker {
     }
 
     /// Runs every available task before a spawn allocates, when this is the only worker
-    /// (002 §3.3.2: keeps the memory high-water mark of a single worker down).
+    /// (002 §3.3.2: keeps the memory high-water mark of a single worker down). The tasks run at
+    /// a place whose fields are constants here (`Place::exclusive`), so that the executions
+    /// inlined below test neither the access nor the worker.
     #[inline(never)]
-    pub(crate) fn run_ready_tasks(&self, place: &Place<'_>) {
-        debug_assert_eq!(place.access, Access::Exclusive);
+    pub(crate) fn run_ready_tasks(&self, shared: &Shared) {
+        let place = &Place::exclusive(shared, self);
         // SAFETY: the worker's thread; short borrows around the nested runs.
         let depth = unsafe { self.owned().nesting };
         if depth >= MAX_NESTING {

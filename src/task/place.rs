@@ -54,6 +54,34 @@ impl<'a> Place<'a> {
         }
     }
 
+    /// A place with these fields, for out-of-line steps that take the fields rather than a
+    /// place (`release_dependences`); the caller passes on its `scheduler_unused`.
+    #[inline(always)]
+    pub(crate) fn with_fields(
+        shared: &'a Shared,
+        worker: Option<&'a Worker>,
+        access: Access,
+    ) -> Place<'a> {
+        Place {
+            shared,
+            worker,
+            access,
+            scheduler_unused: Cell::new(false),
+        }
+    }
+
+    /// The calling worker, during a wait with one worker (`Access::Exclusive`).
+    #[inline(always)]
+    pub(crate) fn exclusive(shared: &'a Shared, worker: &'a Worker) -> Place<'a> {
+        debug_assert_eq!(worker.access(), Access::Exclusive);
+        Place {
+            shared,
+            worker: Some(worker),
+            access: Access::Exclusive,
+            scheduler_unused: Cell::new(false),
+        }
+    }
+
     /// A host thread, inside a foreign section (no wait runs meanwhile).
     pub(crate) fn host(shared: &'a Shared, _guard: &ForeignGuard<'a>) -> Place<'a> {
         Place {
@@ -271,12 +299,7 @@ impl<'a> Place<'a> {
         access: Access,
         when_all: NonNull<TaskHeader>,
     ) -> bool {
-        let place = Place {
-            shared,
-            worker,
-            access,
-            scheduler_unused: Cell::new(false),
-        };
+        let place = Place::with_fields(shared, worker, access);
         // SAFETY: the last reference is gone, so no scan runs; the array has `size` entries.
         let w = unsafe { when_all.as_ref() };
         let deps = TaskHeader::dependences_ptr(when_all);
@@ -539,9 +562,27 @@ impl<'a> Place<'a> {
     }
 
     /// `close_and_schedule`, out of the when_all scan that is inlined into `complete`.
-    #[inline(never)]
+    #[inline(always)]
     fn complete_waited(&self, when_all: NonNull<TaskHeader>) {
-        self.close_and_schedule(when_all);
+        if Place::complete_waited_at(self.shared, self.worker, self.access, when_all) {
+            self.scheduler_unused.set(true);
+        }
+    }
+
+    /// `complete_waited` at the place with these fields; returns that place's
+    /// `scheduler_unused`. Fields, not `&self`, as for `release_dependences`: a place whose
+    /// reference no call receives stays in registers, and constant where its fields are
+    /// (`Worker::run_ready_tasks`).
+    #[inline(never)]
+    fn complete_waited_at(
+        shared: &Shared,
+        worker: Option<&Worker>,
+        access: Access,
+        when_all: NonNull<TaskHeader>,
+    ) -> bool {
+        let place = Place::with_fields(shared, worker, access);
+        place.close_and_schedule(when_all);
+        place.scheduler_unused()
     }
 
     /// The rest of `complete` once the entity is known not to end as a respawn dependence.
@@ -570,17 +611,26 @@ impl<'a> Place<'a> {
         let waiters = wait_queue::close(&t.wait, self.access);
         debug_assert!(waiters.is_some(), "a task completed twice");
         if let Some(first) = waiters.and_then(NonNull::new) {
-            self.schedule_late_waiters(first);
+            if Place::schedule_late_waiters(self.shared, self.worker, self.access, first) {
+                self.scheduler_unused.set(true);
+            }
         }
         self.release_internal(task);
     }
 
     /// Schedules waiters pushed between `complete_task`'s look and its close (shared access
-    /// only).
+    /// only), at the place with these fields (as `complete_waited_at`).
     #[cold]
     #[inline(never)]
-    fn schedule_late_waiters(&self, first: NonNull<TaskHeader>) {
-        self.schedule_waiters(first.as_ptr());
+    fn schedule_late_waiters(
+        shared: &Shared,
+        worker: Option<&Worker>,
+        access: Access,
+        first: NonNull<TaskHeader>,
+    ) -> bool {
+        let place = Place::with_fields(shared, worker, access);
+        place.schedule_waiters(first.as_ptr());
+        place.scheduler_unused()
     }
 
     /// Schedules the waiters of a list `close` returned.

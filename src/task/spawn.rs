@@ -110,7 +110,7 @@ pub(crate) unsafe fn spawn(
     if place.access == Access::Exclusive {
         if let Some(worker) = place.worker {
             if worker.has_ready_tasks(shared) {
-                worker.run_ready_tasks(&place.detached());
+                worker.run_ready_tasks(shared);
             }
         }
     }
