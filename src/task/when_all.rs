@@ -15,7 +15,9 @@
 
 use super::bytes;
 use super::future::Future;
-use super::header::{when_all_bytes, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF};
+use super::header::{
+    when_all_bytes, Access, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF,
+};
 use super::place::{Count, Place};
 use super::scheduler::{Scheduler, Shared};
 use crate::error::{Error, Result};
@@ -266,6 +268,10 @@ impl Scheduler {
         }
         let shared = self.shared();
         if let Some(worker) = shared.current_worker() {
+            // One copy for each access, so that neither tests it again.
+            if worker.access() == Access::Exclusive {
+                return when_all(&Place::exclusive(shared, worker), deps, what);
+            }
             return when_all(&Place::worker(shared, worker), deps, what);
         }
         at_host_place(shared, what, |place| when_all(place, deps, what))
