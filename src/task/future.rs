@@ -17,7 +17,7 @@
 //! pool were freed (its memory is gone), and pointers into unmapped memory (they fault).
 
 use super::header::{
-    Kind, TaskHeader, IDENT_FREED, IDENT_KIND_MASK, IDENT_TASK, IDENT_WHEN_ALL, TAG_BITS, TAG_MASK,
+    Access, Kind, TaskHeader, IDENT_FREED, IDENT_KIND_MASK, IDENT_TASK, IDENT_WHEN_ALL, TAG_BITS, TAG_MASK,
     USER_REF,
 };
 use super::place::Place;
@@ -227,7 +227,12 @@ pub(crate) unsafe fn release(entity: NonNull<TaskHeader>, what: &str) -> Result<
             if !record.is_null() && (*record).take_over_release(entity) {
                 return Ok(());
             }
-            Place::worker(shared, worker).release_user(entity)
+            // One copy for each access, so that neither tests it again.
+            if worker.access() == Access::Exclusive {
+                Place::exclusive(shared, worker).release_user(entity)
+            } else {
+                Place::worker(shared, worker).release_user(entity)
+            }
         }
         None => at_host_place(shared_ptr, what, |place| place.release_user(entity))?,
     };
