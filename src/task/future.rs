@@ -17,8 +17,8 @@
 //! pool were freed (its memory is gone), and pointers into unmapped memory (they fault).
 
 use super::header::{
-    Access, Kind, TaskHeader, IDENT_FREED, IDENT_KIND_MASK, IDENT_TASK, IDENT_WHEN_ALL, TAG_BITS, TAG_MASK,
-    USER_REF,
+    Access, Kind, TaskHeader, IDENT_FREED, IDENT_KIND_MASK, IDENT_TASK, IDENT_WHEN_ALL, TAG_BITS,
+    TAG_MASK, USER_REF,
 };
 use super::place::Place;
 use super::scheduler::Shared;

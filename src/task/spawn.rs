@@ -86,9 +86,31 @@ pub(crate) unsafe fn spawn(
     closure: &RawClosure,
     what: &str,
 ) -> Result<NonNull<TaskHeader>> {
-    // A spawn never sets `scheduler_unused` (see `Place::detached`); the copy keeps the place's
-    // fields in registers.
-    let place = &place.detached();
+    // One copy for each access, so that neither tests it again. A spawn never sets
+    // `scheduler_unused` (see `Place::detached`); the copies keep the place's fields in
+    // registers.
+    match place.worker {
+        Some(worker) if place.access == Access::Exclusive => spawn_at(
+            &Place::exclusive(place.shared, worker),
+            policy,
+            closure,
+            what,
+        ),
+        _ => spawn_at(&place.detached(), policy, closure, what),
+    }
+}
+
+/// `spawn` at a place that no call receives.
+///
+/// # Safety
+/// As for `spawn`.
+#[inline(always)]
+unsafe fn spawn_at(
+    place: &Place<'_>,
+    policy: &RawPolicy,
+    closure: &RawClosure,
+    what: &str,
+) -> Result<NonNull<TaskHeader>> {
     let shared = place.shared;
     if policy.team && !shared.supports_teams() {
         return Err(no_teams(what));

@@ -15,9 +15,7 @@
 
 use super::bytes;
 use super::future::Future;
-use super::header::{
-    when_all_bytes, Access, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF,
-};
+use super::header::{when_all_bytes, Access, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF};
 use super::place::{Count, Place};
 use super::scheduler::{Scheduler, Shared};
 use crate::error::{Error, Result};
