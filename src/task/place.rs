@@ -125,12 +125,20 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// Adds one allocated (`sign` 1) or released (`sign` -1) block for a request whose
-    /// `size_lg2` is `lg2` to the live counts (see `statistics.rs` for the peaks' accuracy).
+    /// lg2 of the size of the pool block that serves a request of `bytes` (`0 < bytes`, at most
+    /// the largest block): requests with the same `size_lg2` share a block size (000 §2.5.3),
+    /// never below the pool's smallest.
     #[inline(always)]
-    fn alive_add(&self, sign: i64, lg2: u32) {
+    pub(crate) fn block_lg2(&self, bytes: usize) -> u32 {
+        size_lg2(bytes).max(self.shared.min_block_lg2)
+    }
+
+    /// Adds one allocated (`sign` 1) or released (`sign` -1) block of `2^block_lg2` bytes to the
+    /// live counts (see `statistics.rs` for the peaks' accuracy).
+    #[inline(always)]
+    fn alive_add(&self, sign: i64, block_lg2: u32) {
         let shared = self.shared;
-        let bytes = sign << lg2.max(shared.min_block_lg2);
+        let bytes = sign << block_lg2;
         match (self.worker, self.access) {
             (Some(w), Access::Exclusive) => {
                 // The only thread touching the scheduler: exact peaks, through the rooms below
@@ -180,18 +188,18 @@ impl<'a> Place<'a> {
         before + sign == 0
     }
 
-    /// A block of `bytes` for a new entity; `what` names the operation for messages.
+    /// A block of `bytes`, whose size has lg2 `block_lg2` (`block_lg2(bytes)`), for a new
+    /// entity; `what` names the operation for messages.
     #[inline(always)]
-    pub(crate) fn allocate(&self, bytes: usize, what: &str) -> Result<NonNull<u8>> {
+    pub(crate) fn allocate(&self, bytes: usize, block_lg2: u32, what: &str) -> Result<NonNull<u8>> {
         if let Some(w) = self.worker {
             // SAFETY: the worker's thread; the cache does not re-enter the scheduler.
-            let lg2 = size_lg2(bytes);
-            if let Some(block) = unsafe { w.owned().cache.take_lg2(lg2) } {
-                self.alive_add(1, lg2);
+            if let Some(block) = unsafe { w.owned().cache.take_lg2(block_lg2) } {
+                self.alive_add(1, block_lg2);
                 return Ok(block);
             }
         }
-        self.detached().allocate_from_pool(bytes, what)
+        self.detached().allocate_from_pool(bytes, block_lg2, what)
     }
 
     /// A copy of the place, for out-of-line calls from inlined hot paths that cannot set
@@ -209,7 +217,7 @@ impl<'a> Place<'a> {
     }
 
     #[inline(never)]
-    fn allocate_from_pool(&self, bytes: usize, what: &str) -> Result<NonNull<u8>> {
+    fn allocate_from_pool(&self, bytes: usize, block_lg2: u32, what: &str) -> Result<NonNull<u8>> {
         let pool = &*self.shared.pool;
         let block = match pool.allocate(bytes, ALLOCATE_ATTEMPTS) {
             Ok(block) => block,
@@ -237,7 +245,7 @@ impl<'a> Place<'a> {
                 }))
             }
         };
-        self.alive_add(1, size_lg2(bytes));
+        self.alive_add(1, block_lg2);
         Ok(block)
     }
 
@@ -275,8 +283,7 @@ impl<'a> Place<'a> {
         {
             self.scheduler_unused.set(true);
         }
-        let size = e.alloc_size();
-        let lg2 = size_lg2(size);
+        let lg2 = e.block_lg2();
         e.mark_freed();
         // SAFETY: the block is unreferenced; the cache does not re-enter the scheduler.
         let kept = self
@@ -284,7 +291,7 @@ impl<'a> Place<'a> {
             .is_some_and(|w| unsafe { w.owned().cache.keep_lg2(entity, lg2) });
         if !kept {
             // SAFETY: as above.
-            unsafe { return_to_pool(&self.shared.pool, entity, size) };
+            unsafe { return_to_pool(&self.shared.pool, entity, e.alloc_size()) };
         }
         self.alive_add(-1, lg2);
     }

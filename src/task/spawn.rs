@@ -136,7 +136,8 @@ unsafe fn spawn_at(
             }
         }
     }
-    let block = place.allocate(bytes, what)?;
+    let block_lg2 = place.block_lg2(bytes);
+    let block = place.allocate(bytes, block_lg2, what)?;
     let init = HeaderInit {
         kind: Kind::Task,
         generation: place.next_generation(),
@@ -147,6 +148,7 @@ unsafe fn spawn_at(
         destroy: closure.destroy,
         size: closure.result_size as u32,
         alloc_size: bytes as u32,
+        block_lg2,
         refs: USER_REF + INTERNAL_REF,
     };
     let task = TaskHeader::init(block, &init);

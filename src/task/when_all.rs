@@ -92,7 +92,8 @@ fn build_block(
 ) -> Result<NonNull<TaskHeader>> {
     let count = deps.len();
     let bytes = when_all_bytes(count).unwrap_or(usize::MAX);
-    let block = match place.allocate(bytes, what) {
+    let block_lg2 = place.block_lg2(bytes);
+    let block = match place.allocate(bytes, block_lg2, what) {
         Ok(block) => block,
         Err(e) => {
             if holds == Holds::Owned {
@@ -111,6 +112,7 @@ fn build_block(
         destroy: None,
         size: count as u32,
         alloc_size: bytes as u32,
+        block_lg2,
         refs: result_ref + INTERNAL_REF,
     };
     // SAFETY: a fresh block of `bytes` bytes, ours.
