@@ -50,7 +50,10 @@ fn build(
     what: &str,
 ) -> Result<NonNull<TaskHeader>> {
     if deps.len() > place.shared.when_all_per_block {
-        return build_tree(place, deps, holds, result_ref, what);
+        // A copy: a place whose reference no call receives stays in registers (constant for
+        // one worker). A when_all's creation never sets `scheduler_unused`: its caller holds the
+        // scheduler.
+        return build_tree(&place.detached(), deps, holds, result_ref, what);
     }
     build_block(place, deps, holds, result_ref, what)
 }
@@ -97,7 +100,7 @@ fn build_block(
         Ok(block) => block,
         Err(e) => {
             if holds == Holds::Owned {
-                release_all(place, deps);
+                release_all(&place.detached(), deps);
             }
             return Err(e);
         }
