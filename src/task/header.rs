@@ -456,11 +456,14 @@ impl TaskHeader {
     #[inline]
     pub(crate) fn state_ptr(this: NonNull<TaskHeader>) -> *mut u8 {
         // SAFETY: as above; `size` is the result size the block was laid out with.
+        // `HEADER_BYTES` is a multiple of `STATE_ALIGN`, so it goes inside the rounding: an add
+        // and a mask.
+        const _: () = assert!(HEADER_BYTES % STATE_ALIGN == 0);
         unsafe {
             let size = this.as_ref().size();
             this.cast::<u8>()
                 .as_ptr()
-                .add(HEADER_BYTES + round_up_to_state_align(size))
+                .add(round_up_to_state_align(HEADER_BYTES + size))
         }
     }
 

@@ -115,13 +115,20 @@ unsafe fn spawn_at(
     if policy.team && !shared.supports_teams() {
         return Err(no_teams(what));
     }
-    // Sizes are each at most the largest block before they are added, so the sum cannot
-    // overflow; the header stores them as u32.
+    // Sizes are each at most the largest block (at most u32::MAX, as the header stores them)
+    // before they are added, so the sum cannot overflow. Their `|` is at most their sum, so
+    // when it exceeds the largest block, so does the task: one test for both sizes.
     let max = shared.max_task_bytes;
-    let bytes = HEADER_BYTES
-        + round_up_to_state_align(closure.result_size.min(max))
-        + closure.state_size.min(max);
-    if bytes > max || closure.result_size > max {
+    if (closure.result_size | closure.state_size) > max {
+        return Err(too_large(
+            shared,
+            closure.state_size,
+            closure.result_size,
+            what,
+        ));
+    }
+    let bytes = HEADER_BYTES + round_up_to_state_align(closure.result_size) + closure.state_size;
+    if bytes > max {
         return Err(too_large(
             shared,
             closure.state_size,
