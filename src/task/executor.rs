@@ -214,7 +214,8 @@ impl Worker {
         // never sets `scheduler_unused`.)
         let context_place = &place.detached();
         // SAFETY: a ready task is alive (incomplete hold) and ours until we complete it.
-        if unsafe { task.as_ref() }.is_team() && shared.team_size > 1 {
+        let team_task = unsafe { task.as_ref() }.is_team();
+        if team_task && shared.team_size > 1 {
             let team = self.team(shared);
             team.post(task);
             let member = team.team.member(0, 0, 1);
@@ -223,7 +224,7 @@ impl Worker {
             self.finish(place, task, team.record.take_respawn());
         } else {
             let record = ExecutionRecord::new();
-            let member = if unsafe { task.as_ref() }.is_team() {
+            let member = if team_task {
                 self.team(shared).team.member(0, 0, 1)
             } else {
                 self.single_team.member(0, 0, 1)
@@ -233,7 +234,7 @@ impl Worker {
             let outer = unsafe { std::mem::replace(&mut self.owned().record, &record) };
             self.call(context_place, task, member, &record);
             unsafe { self.owned().record = outer };
-            self.finish(place, task, record.take_respawn());
+            self.finish(place, task, record.into_respawn());
         }
         // SAFETY: the worker's thread; a short borrow.
         unsafe { self.owned().counters.executions += 1 };
