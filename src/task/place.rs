@@ -398,7 +398,11 @@ impl<'a> Place<'a> {
         match self.worker {
             Some(w) => {
                 w.local_push(task, p);
-                w.share_if_idle(self.shared);
+                // With one worker nobody is there to share with (a constant test where the
+                // place's access is, see `Place::exclusive`).
+                if self.access == Access::Shared {
+                    w.share_if_idle(self.shared);
+                }
             }
             None => {
                 // SAFETY: as above.
