@@ -159,8 +159,16 @@ unsafe fn spawn_at(
         refs: USER_REF + INTERNAL_REF,
     };
     let task = TaskHeader::init(block, &init);
-    // A result that is read before the task writes it reads zeros, not old pool contents.
-    bytes::zero(TaskHeader::result_ptr(task), closure.result_size);
+    // A result that is read before the task writes it reads zeros, not old pool contents. The
+    // 16 bytes after the header lie in every block (at least 128 bytes), so they are cleared
+    // whatever the result size, one store for the usual results; the state, which may start
+    // there, is written next.
+    const _: () = assert!(HEADER_BYTES + 16 <= 128);
+    let result = TaskHeader::result_ptr(task);
+    result.cast::<u128>().write_unaligned(0);
+    if closure.result_size > 16 {
+        bytes::zero(result.add(16), closure.result_size - 16);
+    }
     let state = TaskHeader::state_ptr(task);
     match closure.init {
         Some(init) => init(state.cast(), closure.state.cast()),
