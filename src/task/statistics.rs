@@ -6,8 +6,8 @@
 //! therefore exact whenever no wait runs, which is when they can be queried.
 //!
 //! Live entities (tasks and when_alls whose block is allocated) are counted the same way, except
-//! that the peak needs the running total: with one worker every change goes to the total at once
-//! and the peak is exact; with more, each worker adds its changes once they reach
+//! that the peak needs the running total: with one worker the worker keeps the total, as its
+//! distance below the peak (`Rooms`), and the peak is exact; with more, each worker adds its changes once they reach
 //! `ALIVE_FLUSH` in magnitude, so the peak is within `ALIVE_FLUSH` per worker of the true one.
 //! The bytes of their blocks are counted the same way. (Blocks in the workers' caches are not
 //! counted here; the pool counts them as allocated.)
