@@ -525,26 +525,46 @@ impl<'a> Place<'a> {
             let Some(d) = NonNull::new(unsafe { *deps.add(remaining as usize - 1) }) else {
                 continue;
             };
-            let access = if creating {
-                self.dependence_access(d)
-            } else {
-                self.access
-            };
-            // SAFETY: the when_all is in no queue (it is running its scan).
-            if unsafe { wait_queue::push(&d.as_ref().wait, when_all, access) } {
-                if let (Some(w), true, Access::Shared) = (self.worker, creating, self.access) {
-                    // Exclusive here only for a private dependence.
-                    let record = if access == Access::Exclusive {
-                        when_all.as_ptr()
-                    } else {
-                        std::ptr::null_mut()
-                    };
-                    // SAFETY: the worker's thread, a short borrow.
-                    unsafe { w.owned().private_wait = record };
-                }
+            // SAFETY: as above.
+            if unsafe { self.when_all_waits_on(when_all, d, creating) } {
                 return;
             }
         }
+    }
+
+    /// One step of a when_all's scan: pushes the when_all onto the wait queue of dependence `d`
+    /// (the scan's position already written past it); `false` when `d` is complete. `creating`
+    /// as for `advance_when_all_from`.
+    ///
+    /// # Safety
+    /// The caller runs the scan, and the when_all is in no queue; `d` is held (by the when_all
+    /// or, while creating, by the caller).
+    #[inline(always)]
+    pub(crate) unsafe fn when_all_waits_on(
+        &self,
+        when_all: NonNull<TaskHeader>,
+        d: NonNull<TaskHeader>,
+        creating: bool,
+    ) -> bool {
+        let access = if creating {
+            self.dependence_access(d)
+        } else {
+            self.access
+        };
+        if !wait_queue::push(&d.as_ref().wait, when_all, access) {
+            return false;
+        }
+        if let (Some(w), true, Access::Shared) = (self.worker, creating, self.access) {
+            // Exclusive here only for a private dependence.
+            let record = if access == Access::Exclusive {
+                when_all.as_ptr()
+            } else {
+                std::ptr::null_mut()
+            };
+            // SAFETY: the worker's thread, a short borrow.
+            w.owned().private_wait = record;
+        }
+        true
     }
 
     /// Completes a when_all whose scan has ended: counts it, then completes it as `complete`

@@ -2,7 +2,7 @@
 //! dependences have, so that a task with one dependence can wait for many.
 //!
 //! Creation finds the last incomplete dependence while the caller still holds them all, copies
-//! the dependences up to it into a block (the ones after it are never examined), and takes
+//! the dependences before it into a block (the ones after it are never examined), and takes
 //! internal holds only on the incomplete dependences before it, which the scan will examine
 //! later from other threads; complete ones are dropped from the array (they stay complete), so
 //! they need no hold. The scan then waits on one dependence at a time, from the last to the first
@@ -139,13 +139,14 @@ fn build_block(
             }
             count
         }
-        // Only the entries up to the last incomplete dependence are written: the scan starts
-        // there, and a free reads only the held ones before it.
+        // Only the entries before the last incomplete dependence are written: the scan waits
+        // on that one first (below, from `deps`), and a free reads only the held ones.
         Holds::Borrowed => match last_incomplete {
             None => 0,
             Some(last) => {
-                // One past the last dependence held: the entries after it are null, so a free
-                // need not look at them (none at all when every earlier one was done).
+                // One past the last dependence held: the entries from it on are null or never
+                // written, so neither the scan nor a free looks at them (none at all when every
+                // earlier one was done).
                 let mut held_end = 0;
                 for (i, &d) in deps[..last].iter().enumerate() {
                     let entry = match NonNull::new(d) {
@@ -162,8 +163,6 @@ fn build_block(
                     // SAFETY: `i < count`, the array's room.
                     unsafe { *array.add(i) = entry };
                 }
-                // SAFETY: as above.
-                unsafe { *array.add(last) = deps[last] };
                 held_end
             }
         },
@@ -175,6 +174,18 @@ fn build_block(
             // SAFETY: as above.
             unsafe { header.set_scan(0) };
             place.complete_when_all(w);
+        }
+        Some(last) if holds == Holds::Borrowed => {
+            // The scan's first step, here: it waits on the last incomplete dependence, and goes
+            // on from the last one held, since the entries between them are null.
+            // SAFETY: as above; written before the push, as in the scan.
+            unsafe { header.set_scan(retained as u32) };
+            // SAFETY: the when_all is in no queue; the caller holds `deps[last]` (non-null).
+            let d = unsafe { NonNull::new_unchecked(deps[last]) };
+            if !unsafe { place.when_all_waits_on(w, d, true) } {
+                // Completed meanwhile (another thread): on to the held ones.
+                place.advance_when_all_from(w, true);
+            }
         }
         Some(last) => {
             // SAFETY: as above.
