@@ -203,9 +203,10 @@ impl<'a> Place<'a> {
     }
 
     /// A copy of the place, for out-of-line calls from inlined hot paths that cannot set
-    /// `scheduler_unused` (an allocation, or a worker's nested runs: only a host release can
-    /// bring the live count to zero): passing `self` would let it escape, so that the code after
-    /// the call would reload its fields from memory after every store through a pointer.
+    /// `scheduler_unused` (an allocation, a when_all's creation, a task's context: only a host
+    /// release can bring the live count to zero): passing `self` would let it escape, so that
+    /// the code after the call would reload its fields from memory after every store through a
+    /// pointer.
     #[inline(always)]
     pub(crate) fn detached(&self) -> Place<'a> {
         Place {
