@@ -207,19 +207,18 @@ impl Worker {
     #[inline(always)]
     pub(crate) fn execute(&self, place: &Place<'_>, task: NonNull<TaskHeader>) {
         let shared = place.shared;
-        // The task's context gets a copy of the place: were it `place`, which the task function
-        // can reach through the context, every use of its fields after the call would load them
-        // again, and in `run_ready_tasks` they are constants. (No call receives `place` itself:
-        // out-of-line steps take its fields, as `Place::complete_waited_at`. A worker's place
-        // never sets `scheduler_unused`.)
-        let context_place = &place.detached();
+        // The task's context holds a copy of the place (`TaskContext::new`): were it `place`,
+        // which the task function can reach through the context, every use of its fields after
+        // the call would load them again, and in `run_ready_tasks` they are constants. (No call
+        // receives `place` itself: out-of-line steps take its fields, as
+        // `Place::complete_waited_at`. A worker's place never sets `scheduler_unused`.)
         // SAFETY: a ready task is alive (incomplete hold) and ours until we complete it.
         let team_task = unsafe { task.as_ref() }.is_team();
         if team_task && shared.team_size > 1 {
             let team = self.team(shared);
             team.post(task);
             let member = team.team.member(0, 0, 1);
-            self.call(context_place, task, member, &team.record);
+            self.call(place, task, member, &team.record);
             member.barrier();
             self.finish(place, task, team.record.take_respawn());
         } else {
@@ -232,7 +231,7 @@ impl Worker {
             // SAFETY: the worker's thread; short borrows. Nested runs (inside a spawn) save and
             // restore the pointer the same way.
             let outer = unsafe { std::mem::replace(&mut self.owned().record, &record) };
-            self.call(context_place, task, member, &record);
+            self.call(place, task, member, &record);
             unsafe { self.owned().record = outer };
             self.finish(place, task, record.into_respawn());
         }
@@ -254,7 +253,9 @@ impl Worker {
         member.barrier();
     }
 
-    /// Calls the task function with a context for `member`.
+    /// Calls the task function with a context for `member`. Inlined, so that no call receives
+    /// `place` (the context holds a copy).
+    #[inline(always)]
     fn call(
         &self,
         place: &Place<'_>,
