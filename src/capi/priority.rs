@@ -16,12 +16,13 @@ pub const TD_PRIORITY_LOW: td_priority = 2;
 
 #[inline]
 pub(crate) fn priority_arg(value: td_priority, name: &str) -> CResult<Priority> {
-    // The values are the priorities' indices; the table below only builds the message.
-    if let Some(&priority) = usize::try_from(value)
-        .ok()
-        .and_then(|i| Priority::ALL.get(i))
-    {
-        return Ok(priority);
+    // The values are the priorities' discriminants (a range test and no table load); the table
+    // below only builds the message.
+    match value {
+        TD_PRIORITY_HIGH => return Ok(Priority::High),
+        TD_PRIORITY_REGULAR => return Ok(Priority::Regular),
+        TD_PRIORITY_LOW => return Ok(Priority::Low),
+        _ => {}
     }
     enum_arg(
         value,

@@ -369,12 +369,13 @@ pub unsafe extern "C" fn td_when_all(
         if n > 0 && futures.is_null() {
             return Err(null_argument("futures"));
         }
+        let shared = s.shared();
         let decode = |i: usize| -> CResult<*mut TaskHeader> {
             let f = *futures.add(i);
             if f.is_null() {
                 return Err(null_element(i));
             }
-            dependence(s.shared(), f, i)
+            dependence(shared, f, i)
         };
         with_decoded(n, decode, |deps| s.when_all_raw(deps, "td_when_all"))
     })

@@ -111,11 +111,6 @@ unsafe fn current_version<'p, T: Versioned>(ptr: *const T) -> Option<&'p T> {
     None
 }
 
-#[inline(never)]
-unsafe fn read_other_version<T: Versioned>(ptr: *const T, name: &str) -> CResult<T> {
-    read_versioned(ptr, name, false)
-}
-
 /// A policy read from C: the scheduler named (if any), the dependence, priority and team flag.
 pub(crate) struct PolicyArgs {
     pub scheduler: *mut td_scheduler,
@@ -124,20 +119,27 @@ pub(crate) struct PolicyArgs {
     pub team: bool,
 }
 
-/// Reads and checks `policy`: priority value, dependence validity.
+/// Reads and checks `policy`: priority value, dependence validity. The fields of a struct of
+/// our version are read in place; another version is copied out of line (`policy_arg_other`),
+/// so that the common path reads through one pointer rather than one of two.
 ///
 /// # Safety
 /// `policy` is NULL or points to a td_task_policy of at least its `struct_size` bytes.
 #[inline(always)]
 pub(crate) unsafe fn policy_arg(policy: *const td_task_policy) -> CResult<PolicyArgs> {
-    let other;
-    let p = match current_version(policy) {
-        Some(p) => p,
-        None => {
-            other = read_other_version(policy, "policy")?;
-            &other
-        }
-    };
+    match current_version(policy) {
+        Some(p) => policy_fields(p),
+        None => policy_arg_other(policy),
+    }
+}
+
+#[inline(never)]
+unsafe fn policy_arg_other(policy: *const td_task_policy) -> CResult<PolicyArgs> {
+    policy_fields(&read_versioned(policy, "policy", false)?)
+}
+
+#[inline(always)]
+unsafe fn policy_fields(p: &td_task_policy) -> CResult<PolicyArgs> {
     let dependence = if p.dependence.is_null() {
         None
     } else {
@@ -151,20 +153,26 @@ pub(crate) unsafe fn policy_arg(policy: *const td_task_policy) -> CResult<Policy
     })
 }
 
-/// Reads and checks `closure`: a function is required, state bytes must be readable.
+/// Reads and checks `closure`: a function is required, state bytes must be readable. Another
+/// version of the struct is copied out of line, as for `policy_arg`.
 ///
 /// # Safety
 /// `closure` is NULL or points to a td_task_closure of at least its `struct_size` bytes.
 #[inline(always)]
 pub(crate) unsafe fn closure_arg(closure: *const td_task_closure) -> CResult<RawClosure> {
-    let other;
-    let c = match current_version(closure) {
-        Some(c) => c,
-        None => {
-            other = read_other_version(closure, "closure")?;
-            &other
-        }
-    };
+    match current_version(closure) {
+        Some(c) => closure_fields(c),
+        None => closure_arg_other(closure),
+    }
+}
+
+#[inline(never)]
+unsafe fn closure_arg_other(closure: *const td_task_closure) -> CResult<RawClosure> {
+    closure_fields(&read_versioned(closure, "closure", false)?)
+}
+
+#[inline(always)]
+unsafe fn closure_fields(c: &td_task_closure) -> CResult<RawClosure> {
     let Some(function) = c.function else {
         return Err(null_argument("closure->function"));
     };

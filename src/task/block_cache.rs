@@ -68,22 +68,26 @@ impl BlockCache {
         }
     }
 
-    /// The list for blocks serving requests of `2^(lg2-1) < size <= 2^lg2` bytes (see
-    /// `size_lg2`): that of the pool's block size for them (000 §2.5.3), or `None` above the
-    /// largest block.
+    /// The list for blocks of `2^lg2` bytes (a block size of the pool, 000 §2.5.3), or `None`
+    /// for a size the pool has not (a smaller one wraps to a large index).
     #[inline(always)]
     fn list(&mut self, lg2: u32) -> Option<&mut FreeList> {
-        self.lists
-            .get_mut(lg2.saturating_sub(self.min_lg2) as usize)
+        self.lists.get_mut(lg2.wrapping_sub(self.min_lg2) as usize)
+    }
+
+    /// lg2 of the block size that serves a request of `size` bytes (as `Place::block_lg2`).
+    #[cfg(all(test, not(loom)))]
+    fn block_lg2(&self, size: usize) -> u32 {
+        size_lg2(size).max(self.min_lg2)
     }
 
     /// A cached block for a request of `size` bytes (`0 < size <= max block`), if any.
     #[cfg(all(test, not(loom)))]
     pub(crate) fn take(&mut self, size: usize) -> Option<NonNull<u8>> {
-        self.take_lg2(size_lg2(size))
+        self.take_lg2(self.block_lg2(size))
     }
 
-    /// A cached block for a request whose `size_lg2` is `lg2`, if any.
+    /// A cached block of `2^lg2` bytes, if any.
     #[inline(always)]
     pub(crate) fn take_lg2(&mut self, lg2: u32) -> Option<NonNull<u8>> {
         let list = self.list(lg2)?;
@@ -106,12 +110,12 @@ impl BlockCache {
         block: NonNull<TaskHeader>,
         alloc_size: usize,
     ) {
-        if !self.keep_lg2(block, size_lg2(alloc_size)) {
+        if !self.keep_lg2(block, self.block_lg2(alloc_size)) {
             return_to_pool(pool, block, alloc_size);
         }
     }
 
-    /// Keeps a released block whose `size_lg2` is `lg2` for reuse; `false` when its list is full
+    /// Keeps a released block of `2^lg2` bytes for reuse; `false` when its list is full
     /// and the caller must return it to the pool (so that the pool is looked up only then).
     ///
     /// # Safety
@@ -189,6 +193,7 @@ mod tests {
             destroy: None,
             size: 0,
             alloc_size: size as u32,
+            block_lg2: size_lg2(size),
             refs: 0,
         };
         let h = unsafe { TaskHeader::init(block, &init) };

@@ -17,24 +17,25 @@ pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, n: usize) {
             .cast::<T>()
             .write_unaligned(src.add(at).cast::<T>().read_unaligned());
     }
-    match n {
-        0 => {}
-        1..=7 => ptr::copy_nonoverlapping(src, dst, n),
-        8..=16 => {
-            chunk::<u64>(dst, src, 0);
-            chunk::<u64>(dst, src, n - 8);
-        }
-        17..=32 => {
+    // Nested tests rather than a `match` on ranges, which compiled to a chain of compares from
+    // 0 up: a common size (8 to 32 bytes) takes two.
+    if n > 16 {
+        if n <= 32 {
             chunk::<u128>(dst, src, 0);
             chunk::<u128>(dst, src, n - 16);
-        }
-        33..=64 => {
+        } else if n <= 64 {
             chunk::<u128>(dst, src, 0);
             chunk::<u128>(dst, src, 16);
             chunk::<u128>(dst, src, n - 32);
             chunk::<u128>(dst, src, n - 16);
+        } else {
+            ptr::copy_nonoverlapping(src, dst, n);
         }
-        _ => ptr::copy_nonoverlapping(src, dst, n),
+    } else if n >= 8 {
+        chunk::<u64>(dst, src, 0);
+        chunk::<u64>(dst, src, n - 8);
+    } else if n > 0 {
+        ptr::copy_nonoverlapping(src, dst, n);
     }
 }
 

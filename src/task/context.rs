@@ -23,7 +23,10 @@ use std::ptr::NonNull;
 
 /// What a running task sees: its team member, its result, and spawn/respawn/when_all.
 pub struct TaskContext<'a> {
-    place: &'a Place<'a>,
+    /// A copy of the executor's place (`Place::detached`): the task function can reach the
+    /// context, so the executor's own place must not be reachable from it (its fields would be
+    /// loaded again after the call), and a copy here is one pointer less to follow.
+    place: Place<'a>,
     task: NonNull<TaskHeader>,
     member: TeamMember<'a>,
     record: &'a ExecutionRecord,
@@ -69,13 +72,13 @@ fn foreign_context(what: &str) -> Error {
 
 impl<'a> TaskContext<'a> {
     pub(crate) fn new(
-        place: &'a Place<'a>,
+        place: &Place<'a>,
         task: NonNull<TaskHeader>,
         member: TeamMember<'a>,
         record: &'a ExecutionRecord,
     ) -> TaskContext<'a> {
         TaskContext {
-            place,
+            place: place.detached(),
             task,
             team_size: member.size(),
             member,
@@ -91,14 +94,7 @@ impl<'a> TaskContext<'a> {
     /// before it is dereferenced.
     #[inline(always)]
     pub(crate) unsafe fn check(ctx: *const TaskContext<'a>, what: &str) -> Result<&'a Self> {
-        let worker = super::worker::current_worker();
-        // SAFETY: a non-null current worker is the one this thread serves during a wait; its
-        // private state is this thread's (a short read).
-        let running = if worker.is_null() {
-            std::ptr::null()
-        } else {
-            (*worker).owned().context
-        };
+        let running = super::worker::running_context();
         if running != ctx.cast::<()>() {
             return Err(if running.is_null() {
                 stale_context(what)
@@ -203,7 +199,7 @@ impl<'a> TaskContext<'a> {
     ) -> Result<NonNull<TaskHeader>> {
         self.record
             .claim(self.member.rank(), self.team_size, what)?;
-        super::spawn::spawn(self.place, policy, closure, what)
+        super::spawn::spawn(&self.place, policy, closure, what)
     }
 
     /// A future that completes when all of `dependences` have (000 §3.2.2 `when_all`).
@@ -212,7 +208,7 @@ impl<'a> TaskContext<'a> {
             .iter()
             .map(|f| f.checked_header(self.shared()).map(NonNull::as_ptr))
             .collect::<Result<_>>()?;
-        super::when_all::when_all(self.place, &deps, "when_all").map(Future::from_header)
+        super::when_all::when_all(&self.place, &deps, "when_all").map(Future::from_header)
     }
 
     /// Asks to run this task again after `dependence` completes (or as soon as possible), at

@@ -17,7 +17,8 @@
 //! pool were freed (its memory is gone), and pointers into unmapped memory (they fault).
 
 use super::header::{
-    Kind, TaskHeader, IDENT_FREED, IDENT_KIND_MASK, IDENT_TASK, IDENT_WHEN_ALL, TAG_MASK, USER_REF,
+    Access, Kind, TaskHeader, IDENT_FREED, IDENT_KIND_MASK, IDENT_TASK, IDENT_WHEN_ALL, TAG_BITS,
+    TAG_MASK, USER_REF,
 };
 use super::place::Place;
 use super::scheduler::Shared;
@@ -65,6 +66,10 @@ impl BadFuture {
 
 /// Blocks of tasks and when_alls are at least this large, and aligned to it.
 const MIN_BLOCK: usize = 128;
+const _: () = assert!(
+    MIN_BLOCK == 1 << (TAG_BITS + 1),
+    "`decode` tests one alignment bit"
+);
 
 /// Checks that `raw` (non-null) is a future of a live task or when_all and returns its header.
 ///
@@ -77,7 +82,10 @@ pub(crate) unsafe fn decode(
 ) -> std::result::Result<NonNull<TaskHeader>, BadFuture> {
     let address = raw as usize & !TAG_MASK;
     let tag = (raw as usize & TAG_MASK) as u32;
-    if address == 0 || address % MIN_BLOCK != 0 {
+    // `address != 0 && address % MIN_BLOCK == 0` as one signed test: the tag is cleared, so bit
+    // `TAG_BITS` is the only one the alignment still needs to be zero; rotated to the sign bit,
+    // the address is positive exactly when that bit is clear and some other bit is set.
+    if (address.rotate_right(TAG_BITS + 1) as isize) <= 0 {
         return Err(BadFuture {
             raw: raw as usize,
             reason: BadFutureReason::NotAFuture,
@@ -219,7 +227,12 @@ pub(crate) unsafe fn release(entity: NonNull<TaskHeader>, what: &str) -> Result<
             if !record.is_null() && (*record).take_over_release(entity) {
                 return Ok(());
             }
-            Place::worker(shared, worker).release_user(entity)
+            // One copy for each access, so that neither tests it again.
+            if worker.access() == Access::Exclusive {
+                Place::exclusive(shared, worker).release_user(entity)
+            } else {
+                Place::worker(shared, worker).release_user(entity)
+            }
         }
         None => at_host_place(shared_ptr, what, |place| place.release_user(entity))?,
     };

@@ -7,7 +7,7 @@
 //! | offset | field | |
 //! |---|---|---|
 //! | 0 | `ident` | kind (24 bits) and generation (8 bits); `IDENT_FREED` once released |
-//! | 4 | `flags` | priority, team |
+//! | 4 | `flags` | priority, team, dependence kind; bits 8-15: the block's size (lg2) |
 //! | 8 | `refs` | user references (low 32 bits), internal holds (high 32 bits) |
 //! | 16 | `next` | link in the one ready or wait queue the entity is in |
 //! | 24 | `wait` | head of the entity's wait queue; `CLOSED` once complete |
@@ -78,6 +78,9 @@ const FLAG_TEAM: u32 = 1 << 2;
 /// The held dependence is a user reference taken over from the task (else an internal hold).
 const FLAG_DEPENDENCE_USER: u32 = 1 << 3;
 const FLAG_PRIORITY_MASK: u32 = 0b11;
+/// Flags bits 8-15: the lg2 of the pool block's size, so that a free needs neither the size of
+/// the request nor the pool's smallest block (`Place::block_lg2`).
+const FLAG_BLOCK_LG2_SHIFT: u32 = 8;
 
 /// Whether entity operations may use plain loads and stores (only one thread touches the
 /// scheduler's entities: a wait with one worker) or need read-modify-writes.
@@ -132,6 +135,8 @@ pub(crate) struct HeaderInit {
     pub destroy: Option<DestroyFunction>,
     pub size: u32,
     pub alloc_size: u32,
+    /// lg2 of the pool block's size (`Place::block_lg2`).
+    pub block_lg2: u32,
     pub refs: u64,
 }
 
@@ -150,7 +155,9 @@ impl TaskHeader {
         h.as_ptr().write(TaskHeader {
             ident: AtomicU32::new(base | (init.generation & TAG_MASK as u32)),
             flags: UnsafeCell::new(
-                init.priority.index() as u32 | if init.team { FLAG_TEAM } else { 0 },
+                init.priority.index() as u32
+                    | if init.team { FLAG_TEAM } else { 0 }
+                    | init.block_lg2 << FLAG_BLOCK_LG2_SHIFT,
             ),
             refs: AtomicU64::new(init.refs),
             next: AtomicPtr::new(std::ptr::null_mut()),
@@ -248,6 +255,14 @@ impl TaskHeader {
     #[inline]
     pub(crate) fn alloc_size(&self) -> usize {
         self.alloc_size as usize
+    }
+
+    /// lg2 of the pool block's size, as `init` recorded it.
+    #[inline]
+    pub(crate) fn block_lg2(&self) -> u32 {
+        // SAFETY: these bits are written once, before the entity is published; respawns and
+        // dependence changes keep them.
+        (unsafe { *self.flags.get() } >> FLAG_BLOCK_LG2_SHIFT) & 0xff
     }
 
     /// The index of the task's priority (`Priority::index`): the flags hold a valid one (`min`
@@ -441,11 +456,14 @@ impl TaskHeader {
     #[inline]
     pub(crate) fn state_ptr(this: NonNull<TaskHeader>) -> *mut u8 {
         // SAFETY: as above; `size` is the result size the block was laid out with.
+        // `HEADER_BYTES` is a multiple of `STATE_ALIGN`, so it goes inside the rounding: an add
+        // and a mask.
+        const _: () = assert!(HEADER_BYTES % STATE_ALIGN == 0);
         unsafe {
             let size = this.as_ref().size();
             this.cast::<u8>()
                 .as_ptr()
-                .add(HEADER_BYTES + round_up_to_state_align(size))
+                .add(round_up_to_state_align(HEADER_BYTES + size))
         }
     }
 

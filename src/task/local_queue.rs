@@ -54,10 +54,21 @@ impl Ring {
         if self.len == 0 {
             return None;
         }
+        // SAFETY: the ring holds a task.
+        Some(unsafe { self.pop_back_unchecked() })
+    }
+
+    /// `pop_back` of a ring known to hold a task.
+    ///
+    /// # Safety
+    /// `len > 0`.
+    #[inline(always)]
+    unsafe fn pop_back_unchecked(&mut self) -> NonNull<TaskHeader> {
+        debug_assert!(self.len > 0);
         self.len -= 1;
         let i = (self.head + self.len) & self.mask();
         // SAFETY: as in `push_back`; the slot holds a task (non-null) pushed there.
-        Some(unsafe { NonNull::new_unchecked(*self.slots.get_unchecked(i)) })
+        NonNull::new_unchecked(*self.slots.get_unchecked(i))
     }
 
     fn pop_front(&mut self) -> Option<NonNull<TaskHeader>> {
@@ -119,7 +130,14 @@ impl LocalQueues {
             return None;
         }
         // Below 3: only bits 0 to 2 are ever set (`min` lets the compiler see it).
-        self.pop_index((self.nonempty.trailing_zeros() as usize).min(2))
+        let p = (self.nonempty.trailing_zeros() as usize).min(2);
+        let queue = &mut self.queues[p];
+        // SAFETY: its bit is set, so the queue holds a task: no test of its length.
+        let task = unsafe { queue.pop_back_unchecked() };
+        if queue.len == 0 {
+            self.nonempty &= !(1 << p);
+        }
+        Some(task)
     }
 
     #[inline(always)]

@@ -54,6 +54,34 @@ impl<'a> Place<'a> {
         }
     }
 
+    /// A place with these fields, for out-of-line steps that take the fields rather than a
+    /// place (`release_dependences`); the caller passes on its `scheduler_unused`.
+    #[inline(always)]
+    pub(crate) fn with_fields(
+        shared: &'a Shared,
+        worker: Option<&'a Worker>,
+        access: Access,
+    ) -> Place<'a> {
+        Place {
+            shared,
+            worker,
+            access,
+            scheduler_unused: Cell::new(false),
+        }
+    }
+
+    /// The calling worker, during a wait with one worker (`Access::Exclusive`).
+    #[inline(always)]
+    pub(crate) fn exclusive(shared: &'a Shared, worker: &'a Worker) -> Place<'a> {
+        debug_assert_eq!(worker.access(), Access::Exclusive);
+        Place {
+            shared,
+            worker: Some(worker),
+            access: Access::Exclusive,
+            scheduler_unused: Cell::new(false),
+        }
+    }
+
     /// A host thread, inside a foreign section (no wait runs meanwhile).
     pub(crate) fn host(shared: &'a Shared, _guard: &ForeignGuard<'a>) -> Place<'a> {
         Place {
@@ -97,27 +125,33 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// Adds one allocated (`sign` 1) or released (`sign` -1) block for a request whose
-    /// `size_lg2` is `lg2` to the live counts (see `statistics.rs` for the peaks' accuracy).
+    /// lg2 of the size of the pool block that serves a request of `bytes` (`0 < bytes`, at most
+    /// the largest block): requests with the same `size_lg2` share a block size (000 §2.5.3),
+    /// never below the pool's smallest.
     #[inline(always)]
-    fn alive_add(&self, sign: i64, lg2: u32) {
+    pub(crate) fn block_lg2(&self, bytes: usize) -> u32 {
+        size_lg2(bytes).max(self.shared.min_block_lg2)
+    }
+
+    /// Adds one allocated (`sign` 1) or released (`sign` -1) block of `2^block_lg2` bytes to the
+    /// live counts (see `statistics.rs` for the peaks' accuracy).
+    #[inline(always)]
+    fn alive_add(&self, sign: i64, block_lg2: u32) {
         let shared = self.shared;
-        let bytes = sign << lg2.max(shared.min_block_lg2);
+        let bytes = sign << block_lg2;
         match (self.worker, self.access) {
-            (Some(_), Access::Exclusive) => {
-                // The only thread touching the scheduler: plain updates, exact peaks (which only
-                // an allocation can raise; `sign` is a constant where this is inlined).
-                let alive = shared.alive.load(Ordering::Relaxed) + sign;
-                shared.alive.store(alive, Ordering::Relaxed);
-                let total = shared.alive_bytes.load(Ordering::Relaxed) + bytes;
-                shared.alive_bytes.store(total, Ordering::Relaxed);
-                if sign > 0 {
-                    if alive > shared.peak_alive.load(Ordering::Relaxed) {
-                        shared.peak_alive.store(alive, Ordering::Relaxed);
-                    }
-                    if total > shared.peak_bytes.load(Ordering::Relaxed) {
-                        shared.peak_bytes.store(total, Ordering::Relaxed);
-                    }
+            (Some(w), Access::Exclusive) => {
+                // The only thread touching the scheduler: exact peaks, through the rooms below
+                // them (`Rooms`): one update and one sign test per count, where the counts and
+                // peaks themselves would take a load, an update and a compare with the peak.
+                // Only an allocation can raise a peak (`sign` is a constant where this is
+                // inlined).
+                // SAFETY: the worker's thread; a short borrow.
+                let owned = unsafe { w.owned() };
+                owned.alive_room -= sign;
+                owned.bytes_room -= bytes;
+                if sign > 0 && (owned.alive_room | owned.bytes_room) < 0 {
+                    shared.raise_peaks(&mut owned.alive_room, &mut owned.bytes_room);
                 }
             }
             (Some(w), Access::Shared) => {
@@ -154,24 +188,25 @@ impl<'a> Place<'a> {
         before + sign == 0
     }
 
-    /// A block of `bytes` for a new entity; `what` names the operation for messages.
+    /// A block of `bytes`, whose size has lg2 `block_lg2` (`block_lg2(bytes)`), for a new
+    /// entity; `what` names the operation for messages.
     #[inline(always)]
-    pub(crate) fn allocate(&self, bytes: usize, what: &str) -> Result<NonNull<u8>> {
+    pub(crate) fn allocate(&self, bytes: usize, block_lg2: u32, what: &str) -> Result<NonNull<u8>> {
         if let Some(w) = self.worker {
             // SAFETY: the worker's thread; the cache does not re-enter the scheduler.
-            let lg2 = size_lg2(bytes);
-            if let Some(block) = unsafe { w.owned().cache.take_lg2(lg2) } {
-                self.alive_add(1, lg2);
+            if let Some(block) = unsafe { w.owned().cache.take_lg2(block_lg2) } {
+                self.alive_add(1, block_lg2);
                 return Ok(block);
             }
         }
-        self.detached().allocate_from_pool(bytes, what)
+        self.detached().allocate_from_pool(bytes, block_lg2, what)
     }
 
     /// A copy of the place, for out-of-line calls from inlined hot paths that cannot set
-    /// `scheduler_unused` (an allocation, or a worker's nested runs: only a host release can
-    /// bring the live count to zero): passing `self` would let it escape, so that the code after
-    /// the call would reload its fields from memory after every store through a pointer.
+    /// `scheduler_unused` (an allocation, a when_all's creation, a task's context: only a host
+    /// release can bring the live count to zero): passing `self` would let it escape, so that
+    /// the code after the call would reload its fields from memory after every store through a
+    /// pointer.
     #[inline(always)]
     pub(crate) fn detached(&self) -> Place<'a> {
         Place {
@@ -183,7 +218,7 @@ impl<'a> Place<'a> {
     }
 
     #[inline(never)]
-    fn allocate_from_pool(&self, bytes: usize, what: &str) -> Result<NonNull<u8>> {
+    fn allocate_from_pool(&self, bytes: usize, block_lg2: u32, what: &str) -> Result<NonNull<u8>> {
         let pool = &*self.shared.pool;
         let block = match pool.allocate(bytes, ALLOCATE_ATTEMPTS) {
             Ok(block) => block,
@@ -211,7 +246,7 @@ impl<'a> Place<'a> {
                 }))
             }
         };
-        self.alive_add(1, size_lg2(bytes));
+        self.alive_add(1, block_lg2);
         Ok(block)
     }
 
@@ -249,8 +284,7 @@ impl<'a> Place<'a> {
         {
             self.scheduler_unused.set(true);
         }
-        let size = e.alloc_size();
-        let lg2 = size_lg2(size);
+        let lg2 = e.block_lg2();
         e.mark_freed();
         // SAFETY: the block is unreferenced; the cache does not re-enter the scheduler.
         let kept = self
@@ -258,7 +292,7 @@ impl<'a> Place<'a> {
             .is_some_and(|w| unsafe { w.owned().cache.keep_lg2(entity, lg2) });
         if !kept {
             // SAFETY: as above.
-            unsafe { return_to_pool(&self.shared.pool, entity, size) };
+            unsafe { return_to_pool(&self.shared.pool, entity, e.alloc_size()) };
         }
         self.alive_add(-1, lg2);
     }
@@ -273,12 +307,7 @@ impl<'a> Place<'a> {
         access: Access,
         when_all: NonNull<TaskHeader>,
     ) -> bool {
-        let place = Place {
-            shared,
-            worker,
-            access,
-            scheduler_unused: Cell::new(false),
-        };
+        let place = Place::with_fields(shared, worker, access);
         // SAFETY: the last reference is gone, so no scan runs; the array has `size` entries.
         let w = unsafe { when_all.as_ref() };
         let deps = TaskHeader::dependences_ptr(when_all);
@@ -370,7 +399,11 @@ impl<'a> Place<'a> {
         match self.worker {
             Some(w) => {
                 w.local_push(task, p);
-                w.share_if_idle(self.shared);
+                // With one worker nobody is there to share with (a constant test where the
+                // place's access is, see `Place::exclusive`).
+                if self.access == Access::Shared {
+                    w.share_if_idle(self.shared);
+                }
             }
             None => {
                 // SAFETY: as above.
@@ -384,6 +417,9 @@ impl<'a> Place<'a> {
     /// Continues a when_all's scan of its dependences (002 Fig. 3.5), from the last to the first:
     /// waits on the next incomplete one, or completes the when_all when none is left. Runs on one
     /// thread at a time: the creator, then whoever completes the dependence it waits on.
+    /// Inlined, with the when_all's usual completion (`complete_when_all`), into the completion
+    /// of the dependence it waited on: no call between a task's end and its waiter's.
+    #[inline(always)]
     pub(crate) fn advance_when_all(&self, when_all: NonNull<TaskHeader>) {
         self.advance_when_all_from(when_all, false);
     }
@@ -479,7 +515,7 @@ impl<'a> Place<'a> {
             // SAFETY: see above.
             let remaining = unsafe { w.scan() };
             if remaining == 0 {
-                self.complete(when_all);
+                self.complete_when_all(when_all);
                 return;
             }
             // Written before the push: once pushed, the dependence's completer continues the
@@ -490,41 +526,102 @@ impl<'a> Place<'a> {
             let Some(d) = NonNull::new(unsafe { *deps.add(remaining as usize - 1) }) else {
                 continue;
             };
-            let access = if creating {
-                self.dependence_access(d)
-            } else {
-                self.access
-            };
-            // SAFETY: the when_all is in no queue (it is running its scan).
-            if unsafe { wait_queue::push(&d.as_ref().wait, when_all, access) } {
-                if let (Some(w), true, Access::Shared) = (self.worker, creating, self.access) {
-                    // Exclusive here only for a private dependence.
-                    let record = if access == Access::Exclusive {
-                        when_all.as_ptr()
-                    } else {
-                        std::ptr::null_mut()
-                    };
-                    // SAFETY: the worker's thread, a short borrow.
-                    unsafe { w.owned().private_wait = record };
-                }
+            // SAFETY: as above.
+            if unsafe { self.when_all_waits_on(when_all, d, creating) } {
                 return;
             }
         }
     }
 
-    /// Completes an entity (002 Fig. 3.6): closes its wait queue, schedules every waiter, counts
-    /// it, and drops the hold it had while incomplete. A task's destroy callback has already run.
-    pub(crate) fn complete(&self, entity: NonNull<TaskHeader>) {
+    /// One step of a when_all's scan: pushes the when_all onto the wait queue of dependence `d`
+    /// (the scan's position already written past it); `false` when `d` is complete. `creating`
+    /// as for `advance_when_all_from`.
+    ///
+    /// # Safety
+    /// The caller runs the scan, and the when_all is in no queue; `d` is held (by the when_all
+    /// or, while creating, by the caller).
+    #[inline(always)]
+    pub(crate) unsafe fn when_all_waits_on(
+        &self,
+        when_all: NonNull<TaskHeader>,
+        d: NonNull<TaskHeader>,
+        creating: bool,
+    ) -> bool {
+        let access = if creating {
+            self.dependence_access(d)
+        } else {
+            self.access
+        };
+        if !wait_queue::push(&d.as_ref().wait, when_all, access) {
+            return false;
+        }
+        if let (Some(w), true, Access::Shared) = (self.worker, creating, self.access) {
+            // Exclusive here only for a private dependence.
+            let record = if access == Access::Exclusive {
+                when_all.as_ptr()
+            } else {
+                std::ptr::null_mut()
+            };
+            // SAFETY: the worker's thread, a short borrow.
+            w.owned().private_wait = record;
+        }
+        true
+    }
+
+    /// Completes a when_all whose scan has ended: counts it, then completes it as `complete`
+    /// does, with the usual case (000 Fig. 3.4: a task respawned on it and released its future,
+    /// `complete_respawn_dependence`) inlined into the scan; the others take `complete_waited`,
+    /// out of line, so that the recursion (a when_all waiting on a when_all) has a call.
+    #[inline(always)]
+    pub(crate) fn complete_when_all(&self, when_all: NonNull<TaskHeader>) {
+        self.count(Count::WhenAllsCompleted);
+        if !self.complete_respawn_dependence(when_all) {
+            self.complete_waited(when_all);
+        }
+    }
+
+    /// Completes a task whose destroy callback has run (002 Fig. 3.6): closes its wait queue,
+    /// schedules every waiter, and drops the hold it had while incomplete. Completed tasks are
+    /// not counted: every run of a task ends in a respawn or here, so they are the executions
+    /// less the respawns (`Totals::add`). Inlined into the executor with the scan of a when_all
+    /// waiting on the task and that when_all's usual completion: from a task's end to its
+    /// waiter's scheduling, no call.
+    #[inline(always)]
+    pub(crate) fn complete(&self, task: NonNull<TaskHeader>) {
+        if !self.complete_respawn_dependence(task) {
+            self.close_and_schedule(task);
+        }
+    }
+
+    /// `close_and_schedule`, out of the when_all scan that is inlined into `complete`.
+    #[inline(always)]
+    fn complete_waited(&self, when_all: NonNull<TaskHeader>) {
+        if Place::complete_waited_at(self.shared, self.worker, self.access, when_all) {
+            self.scheduler_unused.set(true);
+        }
+    }
+
+    /// `complete_waited` at the place with these fields; returns that place's
+    /// `scheduler_unused`. Fields, not `&self`, as for `release_dependences`: a place whose
+    /// reference no call receives stays in registers, and constant where its fields are
+    /// (`Worker::run_ready_tasks`).
+    #[inline(never)]
+    fn complete_waited_at(
+        shared: &Shared,
+        worker: Option<&Worker>,
+        access: Access,
+        when_all: NonNull<TaskHeader>,
+    ) -> bool {
+        let place = Place::with_fields(shared, worker, access);
+        place.close_and_schedule(when_all);
+        place.scheduler_unused()
+    }
+
+    /// The rest of `complete` once the entity is known not to end as a respawn dependence.
+    #[inline(always)]
+    fn close_and_schedule(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: the incomplete hold keeps the entity alive until the release at the end.
         let e = unsafe { entity.as_ref() };
-        // Completed tasks are not counted: every run of a task ends in a respawn or here, so
-        // they are the executions less the respawns (`Totals::add`).
-        if e.kind() == Kind::WhenAll {
-            self.count(Count::WhenAllsCompleted);
-        }
-        if self.complete_respawn_dependence(entity) {
-            return;
-        }
         let waiters = wait_queue::close(&e.wait, self.access);
         debug_assert!(waiters.is_some(), "an entity completed twice");
         self.schedule_waiters(waiters.unwrap_or(std::ptr::null_mut()));
@@ -546,17 +643,26 @@ impl<'a> Place<'a> {
         let waiters = wait_queue::close(&t.wait, self.access);
         debug_assert!(waiters.is_some(), "a task completed twice");
         if let Some(first) = waiters.and_then(NonNull::new) {
-            self.schedule_late_waiters(first);
+            if Place::schedule_late_waiters(self.shared, self.worker, self.access, first) {
+                self.scheduler_unused.set(true);
+            }
         }
         self.release_internal(task);
     }
 
     /// Schedules waiters pushed between `complete_task`'s look and its close (shared access
-    /// only).
+    /// only), at the place with these fields (as `complete_waited_at`).
     #[cold]
     #[inline(never)]
-    fn schedule_late_waiters(&self, first: NonNull<TaskHeader>) {
-        self.schedule_waiters(first.as_ptr());
+    fn schedule_late_waiters(
+        shared: &Shared,
+        worker: Option<&Worker>,
+        access: Access,
+        first: NonNull<TaskHeader>,
+    ) -> bool {
+        let place = Place::with_fields(shared, worker, access);
+        place.schedule_waiters(first.as_ptr());
+        place.scheduler_unused()
     }
 
     /// Schedules the waiters of a list `close` returned.

@@ -354,7 +354,14 @@ impl Scheduler {
         };
         for w in shared.workers.iter() {
             // SAFETY: no worker runs yet; the dispatch publishes these writes to them.
-            unsafe { w.owned().access = access };
+            unsafe {
+                w.owned().access = access;
+                if access == Access::Exclusive {
+                    let rooms = shared.begin_rooms();
+                    w.owned().alive_room = rooms.alive;
+                    w.owned().bytes_room = rooms.bytes;
+                }
+            }
         }
         shared.done.store(false, Ordering::Relaxed);
         let epoch = shared.idle.load(Ordering::Relaxed) & !IDLE_COUNT_MASK;

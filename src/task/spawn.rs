@@ -86,20 +86,49 @@ pub(crate) unsafe fn spawn(
     closure: &RawClosure,
     what: &str,
 ) -> Result<NonNull<TaskHeader>> {
-    // A spawn never sets `scheduler_unused` (see `Place::detached`); the copy keeps the place's
-    // fields in registers.
-    let place = &place.detached();
+    // One copy for each access, so that neither tests it again. A spawn never sets
+    // `scheduler_unused` (see `Place::detached`); the copies keep the place's fields in
+    // registers.
+    match place.worker {
+        Some(worker) if place.access == Access::Exclusive => spawn_at(
+            &Place::exclusive(place.shared, worker),
+            policy,
+            closure,
+            what,
+        ),
+        _ => spawn_at(&place.detached(), policy, closure, what),
+    }
+}
+
+/// `spawn` at a place that no call receives.
+///
+/// # Safety
+/// As for `spawn`.
+#[inline(always)]
+unsafe fn spawn_at(
+    place: &Place<'_>,
+    policy: &RawPolicy,
+    closure: &RawClosure,
+    what: &str,
+) -> Result<NonNull<TaskHeader>> {
     let shared = place.shared;
     if policy.team && !shared.supports_teams() {
         return Err(no_teams(what));
     }
-    // Sizes are each at most the largest block before they are added, so the sum cannot
-    // overflow; the header stores them as u32.
+    // Sizes are each at most the largest block (at most u32::MAX, as the header stores them)
+    // before they are added, so the sum cannot overflow. Their `|` is at most their sum, so
+    // when it exceeds the largest block, so does the task: one test for both sizes.
     let max = shared.max_task_bytes;
-    let bytes = HEADER_BYTES
-        + round_up_to_state_align(closure.result_size.min(max))
-        + closure.state_size.min(max);
-    if bytes > max || closure.result_size > max {
+    if (closure.result_size | closure.state_size) > max {
+        return Err(too_large(
+            shared,
+            closure.state_size,
+            closure.result_size,
+            what,
+        ));
+    }
+    let bytes = HEADER_BYTES + round_up_to_state_align(closure.result_size) + closure.state_size;
+    if bytes > max {
         return Err(too_large(
             shared,
             closure.state_size,
@@ -110,11 +139,12 @@ pub(crate) unsafe fn spawn(
     if place.access == Access::Exclusive {
         if let Some(worker) = place.worker {
             if worker.has_ready_tasks(shared) {
-                worker.run_ready_tasks(&place.detached());
+                worker.run_ready_tasks(shared);
             }
         }
     }
-    let block = place.allocate(bytes, what)?;
+    let block_lg2 = place.block_lg2(bytes);
+    let block = place.allocate(bytes, block_lg2, what)?;
     let init = HeaderInit {
         kind: Kind::Task,
         generation: place.next_generation(),
@@ -125,11 +155,20 @@ pub(crate) unsafe fn spawn(
         destroy: closure.destroy,
         size: closure.result_size as u32,
         alloc_size: bytes as u32,
+        block_lg2,
         refs: USER_REF + INTERNAL_REF,
     };
     let task = TaskHeader::init(block, &init);
-    // A result that is read before the task writes it reads zeros, not old pool contents.
-    bytes::zero(TaskHeader::result_ptr(task), closure.result_size);
+    // A result that is read before the task writes it reads zeros, not old pool contents. The
+    // 16 bytes after the header lie in every block (at least 128 bytes), so they are cleared
+    // whatever the result size, one store for the usual results; the state, which may start
+    // there, is written next.
+    const _: () = assert!(HEADER_BYTES + 16 <= 128);
+    let result = TaskHeader::result_ptr(task);
+    result.cast::<u128>().write_unaligned(0);
+    if closure.result_size > 16 {
+        bytes::zero(result.add(16), closure.result_size - 16);
+    }
     let state = TaskHeader::state_ptr(task);
     match closure.init {
         Some(init) => init(state.cast(), closure.state.cast()),

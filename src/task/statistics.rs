@@ -6,12 +6,13 @@
 //! therefore exact whenever no wait runs, which is when they can be queried.
 //!
 //! Live entities (tasks and when_alls whose block is allocated) are counted the same way, except
-//! that the peak needs the running total: with one worker every change goes to the total at once
-//! and the peak is exact; with more, each worker adds its changes once they reach
+//! that the peak needs the running total: with one worker the worker keeps the total, as its
+//! distance below the peak (`Rooms`), and the peak is exact; with more, each worker adds its changes once they reach
 //! `ALIVE_FLUSH` in magnitude, so the peak is within `ALIVE_FLUSH` per worker of the true one.
 //! The bytes of their blocks are counted the same way. (Blocks in the workers' caches are not
 //! counted here; the pool counts them as allocated.)
 
+use super::scheduler::Shared;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A worker adds its count of created minus released entities to the shared total when the count
@@ -19,6 +20,64 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// line all workers share; at a few nanoseconds per task and 16 workers, a threshold of 32 would
 /// make that line the bottleneck.
 pub(crate) const ALIVE_FLUSH: i64 = 256;
+
+/// With one worker (`Access::Exclusive`), the live counts during a wait as their distance below
+/// the peaks: `peak_alive - alive` and `peak_bytes - alive_bytes` (the worker's `alive_room` and
+/// `bytes_room`). An allocation lowers a room,
+/// and when one goes below zero the peak rises by as much and the room is zero again
+/// (`Shared::raise_peaks`); a release raises it. Only the worker touches the counts meanwhile
+/// (other threads get `Busy`), so they are written back exactly when the wait ends.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Rooms {
+    pub alive: i64,
+    pub bytes: i64,
+}
+
+impl Shared {
+    /// The rooms at the start of a wait with one worker.
+    pub(crate) fn begin_rooms(&self) -> Rooms {
+        // Relaxed: no other thread uses the counts now (no wait runs, the caller starts one).
+        let alive = self.alive.load(Ordering::Relaxed);
+        let bytes = self.alive_bytes.load(Ordering::Relaxed);
+        // A peak is at least its count; `max` keeps the rooms non-negative regardless.
+        let peak_alive = self
+            .peak_alive
+            .fetch_max(alive, Ordering::Relaxed)
+            .max(alive);
+        let peak_bytes = self
+            .peak_bytes
+            .fetch_max(bytes, Ordering::Relaxed)
+            .max(bytes);
+        Rooms {
+            alive: peak_alive - alive,
+            bytes: peak_bytes - bytes,
+        }
+    }
+
+    /// Raises the peaks by the rooms' deficits (see `Rooms`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn raise_peaks(&self, alive_room: &mut i64, bytes_room: &mut i64) {
+        // Relaxed: only the worker of the wait touches the peaks now.
+        if *alive_room < 0 {
+            self.peak_alive.fetch_add(-*alive_room, Ordering::Relaxed);
+            *alive_room = 0;
+        }
+        if *bytes_room < 0 {
+            self.peak_bytes.fetch_add(-*bytes_room, Ordering::Relaxed);
+            *bytes_room = 0;
+        }
+    }
+
+    /// Writes the live counts back from the rooms when the wait ends.
+    pub(crate) fn end_rooms(&self, rooms: Rooms) {
+        // Relaxed: the end of the wait orders these writes before any later reader.
+        let alive = self.peak_alive.load(Ordering::Relaxed) - rooms.alive;
+        self.alive.store(alive, Ordering::Relaxed);
+        let bytes = self.peak_bytes.load(Ordering::Relaxed) - rooms.bytes;
+        self.alive_bytes.store(bytes, Ordering::Relaxed);
+    }
+}
 
 /// A scheduler's statistics (`Scheduler::statistics`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

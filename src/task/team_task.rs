@@ -129,6 +129,12 @@ impl ExecutionRecord {
         }
     }
 
+    /// The respawn request of a single task's run that ended (its record is done with).
+    #[inline(always)]
+    pub(crate) fn into_respawn(self) -> Option<Respawn> {
+        self.respawn.into_inner()
+    }
+
     /// The respawn request of the run that ended.
     pub(crate) fn take_respawn(&self) -> Option<Respawn> {
         // SAFETY: the run has ended (the team passed its end barrier).

@@ -1,11 +1,11 @@
 //! when_all (000 §2.2.2, §3.2.2; 002 §2.1.2, Fig. 3.5): a future that completes when all of its
 //! dependences have, so that a task with one dependence can wait for many.
 //!
-//! Creation copies the dependences into a block, finds the last incomplete one while the caller
-//! still holds them all, and takes internal holds only on the incomplete dependences before it,
-//! which the scan will examine later from other threads; complete ones are dropped from the
-//! array (they stay complete), so they need no hold. The
-//! scan then waits on one dependence at a time, from the last to the first
+//! Creation finds the last incomplete dependence while the caller still holds them all, copies
+//! the dependences before it into a block (the ones after it are never examined), and takes
+//! internal holds only on the incomplete dependences before it, which the scan will examine
+//! later from other threads; complete ones are dropped from the array (they stay complete), so
+//! they need no hold. The scan then waits on one dependence at a time, from the last to the first
 //! (`Place::advance_when_all`), as 002 Fig. 3.5 does: tasks spawned earlier at higher priority
 //! tend to finish first, so the when_all usually waits once. A when_all with no incomplete
 //! dependence (or none at all) is complete when it is returned.
@@ -15,7 +15,7 @@
 
 use super::bytes;
 use super::future::Future;
-use super::header::{when_all_bytes, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF};
+use super::header::{when_all_bytes, Access, HeaderInit, Kind, TaskHeader, INTERNAL_REF, USER_REF};
 use super::place::{Count, Place};
 use super::scheduler::{Scheduler, Shared};
 use crate::error::{Error, Result};
@@ -50,7 +50,10 @@ fn build(
     what: &str,
 ) -> Result<NonNull<TaskHeader>> {
     if deps.len() > place.shared.when_all_per_block {
-        return build_tree(place, deps, holds, result_ref, what);
+        // A copy: a place whose reference no call receives stays in registers (constant for
+        // one worker). A when_all's creation never sets `scheduler_unused`: its caller holds the
+        // scheduler.
+        return build_tree(&place.detached(), deps, holds, result_ref, what);
     }
     build_block(place, deps, holds, result_ref, what)
 }
@@ -92,11 +95,12 @@ fn build_block(
 ) -> Result<NonNull<TaskHeader>> {
     let count = deps.len();
     let bytes = when_all_bytes(count).unwrap_or(usize::MAX);
-    let block = match place.allocate(bytes, what) {
+    let block_lg2 = place.block_lg2(bytes);
+    let block = match place.allocate(bytes, block_lg2, what) {
         Ok(block) => block,
         Err(e) => {
             if holds == Holds::Owned {
-                release_all(place, deps);
+                release_all(&place.detached(), deps);
             }
             return Err(e);
         }
@@ -111,65 +115,81 @@ fn build_block(
         destroy: None,
         size: count as u32,
         alloc_size: bytes as u32,
+        block_lg2,
         refs: result_ref + INTERNAL_REF,
     };
     // SAFETY: a fresh block of `bytes` bytes, ours.
     let w = unsafe { TaskHeader::init(block, &init) };
-    // SAFETY: the array has room for `count` pointers.
-    unsafe {
-        bytes::copy(
-            TaskHeader::dependences_ptr(w).cast(),
-            deps.as_ptr().cast(),
-            std::mem::size_of_val(deps),
-        );
-    }
     place.count(Count::WhenAlls);
+    let header = unsafe { w.as_ref() };
+    let array = TaskHeader::dependences_ptr(w);
     // SAFETY (dereferences below): the caller holds every dependence during this call.
     let last_incomplete = deps
         .iter()
         .rposition(|&d| !d.is_null() && !unsafe { (*d).is_complete() });
-    let header = unsafe { w.as_ref() };
-    let owned = if holds == Holds::Owned { count } else { 0 };
+    let retained = match holds {
+        Holds::Owned => {
+            // SAFETY: the array has room for `count` pointers.
+            unsafe {
+                bytes::copy(
+                    array.cast(),
+                    deps.as_ptr().cast(),
+                    std::mem::size_of_val(deps),
+                );
+            }
+            count
+        }
+        // Only the entries before the last incomplete dependence are written: the scan waits
+        // on that one first (below, from `deps`), and a free reads only the held ones.
+        Holds::Borrowed => match last_incomplete {
+            None => 0,
+            Some(last) => {
+                // One past the last dependence held: the entries from it on are null or never
+                // written, so neither the scan nor a free looks at them (none at all when every
+                // earlier one was done).
+                let mut held_end = 0;
+                for (i, &d) in deps[..last].iter().enumerate() {
+                    let entry = match NonNull::new(d) {
+                        // Complete for good: nothing to wait for, so no hold either.
+                        Some(d) if !unsafe { d.as_ref() }.is_complete() => {
+                            // Plain where nobody else can reach `d`.
+                            let access = place.dependence_access(d);
+                            unsafe { d.as_ref() }.add_ref(INTERNAL_REF, access);
+                            held_end = i + 1;
+                            d.as_ptr()
+                        }
+                        _ => std::ptr::null_mut(),
+                    };
+                    // SAFETY: `i < count`, the array's room.
+                    unsafe { *array.add(i) = entry };
+                }
+                held_end
+            }
+        },
+    };
+    // SAFETY: the when_all is not published yet.
+    unsafe { header.set_retained(retained as u32) };
     match last_incomplete {
         None => {
-            // SAFETY: the when_all is not published yet.
-            unsafe {
-                header.set_retained(owned as u32);
-                header.set_scan(0);
+            // SAFETY: as above.
+            unsafe { header.set_scan(0) };
+            place.complete_when_all(w);
+        }
+        Some(last) if holds == Holds::Borrowed => {
+            // The scan's first step, here: it waits on the last incomplete dependence, and goes
+            // on from the last one held, since the entries between them are null.
+            // SAFETY: as above; written before the push, as in the scan.
+            unsafe { header.set_scan(retained as u32) };
+            // SAFETY: the when_all is in no queue; the caller holds `deps[last]` (non-null).
+            let d = unsafe { NonNull::new_unchecked(deps[last]) };
+            if !unsafe { place.when_all_waits_on(w, d, true) } {
+                // Completed meanwhile (another thread): on to the held ones.
+                place.advance_when_all_from(w, true);
             }
-            place.complete(w);
         }
         Some(last) => {
-            let retained = match holds {
-                Holds::Owned => owned,
-                Holds::Borrowed => {
-                    let array = TaskHeader::dependences_ptr(w);
-                    // One past the last dependence held: the entries after it are null, so a
-                    // free need not look at them (none at all when every earlier one was done).
-                    let mut held_end = 0;
-                    for (i, &d) in deps[..last].iter().enumerate() {
-                        match NonNull::new(d) {
-                            // Complete for good: nothing to wait for, so no hold either.
-                            Some(d) if unsafe { d.as_ref() }.is_complete() => unsafe {
-                                *array.add(i) = std::ptr::null_mut();
-                            },
-                            Some(d) => {
-                                // Plain where nobody else can reach `d`.
-                                let access = place.dependence_access(d);
-                                unsafe { d.as_ref() }.add_ref(INTERNAL_REF, access);
-                                held_end = i + 1;
-                            }
-                            None => {}
-                        }
-                    }
-                    held_end
-                }
-            };
-            // SAFETY: not published yet.
-            unsafe {
-                header.set_retained(retained as u32);
-                header.set_scan(last as u32 + 1);
-            }
+            // SAFETY: as above.
+            unsafe { header.set_scan(last as u32 + 1) };
             place.advance_when_all_from(w, true);
         }
     }
@@ -266,6 +286,10 @@ impl Scheduler {
         }
         let shared = self.shared();
         if let Some(worker) = shared.current_worker() {
+            // One copy for each access, so that neither tests it again.
+            if worker.access() == Access::Exclusive {
+                return when_all(&Place::exclusive(shared, worker), deps, what);
+            }
             return when_all(&Place::worker(shared, worker), deps, what);
         }
         at_host_place(shared, what, |place| when_all(place, deps, what))

@@ -22,7 +22,10 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What only the worker's own thread touches (during a wait), or the waiting thread between
-/// waits.
+/// waits. In declaration order (`repr(C)`), so that `alive_room` and `bytes_room` stay apart:
+/// side by side, their two additions on every release were merged into six vector
+/// instructions.
+#[repr(C)]
 pub(crate) struct Owned {
     pub(crate) local: LocalQueues,
     pub(crate) cache: BlockCache,
@@ -37,8 +40,13 @@ pub(crate) struct Owned {
     pub(crate) alive_delta: i64,
     /// Likewise for `Shared::alive_bytes`.
     pub(crate) bytes_delta: i64,
+    /// With `Access::Exclusive`, how far the live entity count is below its peak, kept here
+    /// during the wait instead of the count (`Rooms`, `Place::alive_add`).
+    pub(crate) alive_room: i64,
     /// Team tasks of this worker's team seen so far (members join each new one).
     pub(crate) team_seq: u64,
+    /// Likewise `alive_room` for the live bytes.
+    pub(crate) bytes_room: i64,
     /// The execution record of the single task this worker runs now (null otherwise), for
     /// `ExecutionRecord::take_over_release`.
     pub(crate) record: *const ExecutionRecord,
@@ -86,6 +94,8 @@ impl Worker {
                 nesting: 0,
                 alive_delta: 0,
                 bytes_delta: 0,
+                alive_room: 0,
+                bytes_room: 0,
                 team_seq: 0,
                 record: std::ptr::null(),
                 context: std::ptr::null(),
@@ -156,14 +166,33 @@ pub(crate) fn current() -> (*const Shared, *const Worker) {
     }
 }
 
-/// The calling thread's worker while it runs a wait's loop (null otherwise): `current` without
-/// the scheduler, which would cost a load that is not removed (an atomic one) where unused.
+/// The context of the task function the calling thread runs now, the innermost one (null when
+/// it runs none): what `TaskContext::check` compares with. A slot found for the thread has a
+/// worker: the thread records one right after claiming the slot and clears it right before
+/// freeing it (`thread_slots.rs`), and it runs no task in between; so unlike `current`, no null
+/// test.
 #[inline(always)]
-pub(crate) fn current_worker() -> *const Worker {
+pub(crate) fn running_context() -> *const () {
     match TABLE.find(thread_id::current()) {
-        Some(slot) => slot.worker(),
-        None => current_from_thread_local().1,
+        Some(slot) => {
+            let worker = slot.worker();
+            debug_assert!(!worker.is_null(), "a claimed thread slot without a worker");
+            // SAFETY: the worker of this thread's slot is the one it serves during a wait; its
+            // private state is this thread's (a short read).
+            unsafe { (*worker).owned().context }
+        }
+        None => running_context_from_thread_local(),
     }
+}
+
+#[inline(never)]
+fn running_context_from_thread_local() -> *const () {
+    let worker = current_from_thread_local().1;
+    if worker.is_null() {
+        return std::ptr::null();
+    }
+    // SAFETY: as in `running_context`.
+    unsafe { (*worker).owned().context }
 }
 
 #[inline(never)]
