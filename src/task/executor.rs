@@ -219,8 +219,8 @@ impl Worker {
         // The task's context holds a copy of the place (`TaskContext::new`): were it `place`,
         // which the task function can reach through the context, every use of its fields after
         // the call would load them again, and in `run_ready_tasks` they are constants. (No call
-        // receives `place` itself: out-of-line steps take its fields, as
-        // `Place::complete_waited_at`. A worker's place never sets `scheduler_unused`.)
+        // receives `place` itself: out-of-line steps take its fields,
+        // `Place::out_of_line`. A worker's place never sets `scheduler_unused`.)
         // SAFETY: a ready task is alive (incomplete hold) and ours until we complete it.
         let team_task = unsafe { task.as_ref() }.is_team();
         if team_task && shared.team_size > 1 {

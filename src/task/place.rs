@@ -54,20 +54,35 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// A place with these fields, for out-of-line steps that take the fields rather than a
-    /// place (`release_dependences`); the caller passes on its `scheduler_unused`.
+    /// Runs the rare or large step `f` out of line, at a place with this place's fields. The
+    /// call takes the fields, not `&self`: a place whose reference no call receives stays in
+    /// registers, and constant where its fields are (`Worker::run_ready_tasks`); a reference
+    /// would make every caller build its place in memory for the call. Each `f` gets its own
+    /// out-of-line copy (`at_fields` is generic), so the calls stay direct.
     #[inline(always)]
-    pub(crate) fn with_fields(
-        shared: &'a Shared,
-        worker: Option<&'a Worker>,
+    fn out_of_line(&self, f: impl FnOnce(&Place<'_>)) {
+        if Place::at_fields(self.shared, self.worker, self.access, f) {
+            self.scheduler_unused.set(true);
+        }
+    }
+
+    /// `out_of_line`'s call: runs `f` at a place with these fields and returns that place's
+    /// `scheduler_unused`.
+    #[inline(never)]
+    fn at_fields<F: FnOnce(&Place<'_>)>(
+        shared: &Shared,
+        worker: Option<&Worker>,
         access: Access,
-    ) -> Place<'a> {
-        Place {
+        f: F,
+    ) -> bool {
+        let place = Place {
             shared,
             worker,
             access,
             scheduler_unused: Cell::new(false),
-        }
+        };
+        f(&place);
+        place.scheduler_unused()
     }
 
     /// The calling worker, during a wait with one worker (`Access::Exclusive`).
@@ -174,7 +189,7 @@ impl<'a> Place<'a> {
     }
 
     /// `alive_add` from the host; `true` when it brought the live count to zero (the place's
-    /// `scheduler_unused`). The scheduler state, not `&self`, as for `release_dependences`.
+    /// `scheduler_unused`). The scheduler state, not `&self`, as for `out_of_line`.
     #[inline(never)]
     fn host_alive_add(shared: &Shared, sign: i64, bytes: i64) -> bool {
         let total = shared.alive_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
@@ -279,10 +294,8 @@ impl<'a> Place<'a> {
         // Only a when_all retains dependences (a task's `retained` stays 0 from `init`), so the
         // kind need not be tested.
         // SAFETY (`retained`): nobody references the entity, so no scan runs.
-        if unsafe { e.retained() } != 0
-            && Place::release_dependences(self.shared, self.worker, self.access, entity)
-        {
-            self.scheduler_unused.set(true);
+        if unsafe { e.retained() } != 0 {
+            self.out_of_line(|place| place.release_dependences(entity));
         }
         let lg2 = e.block_lg2();
         e.mark_freed();
@@ -297,27 +310,18 @@ impl<'a> Place<'a> {
         self.alive_add(-1, lg2);
     }
 
-    /// Drops the holds a freed when_all still has on dependences it had not examined, at the
-    /// place with these fields; returns that place's `scheduler_unused`. Fields, not `&self`:
-    /// a reference would make every inlined `free` build its place in memory for this rare call.
-    #[inline(never)]
-    fn release_dependences(
-        shared: &Shared,
-        worker: Option<&Worker>,
-        access: Access,
-        when_all: NonNull<TaskHeader>,
-    ) -> bool {
-        let place = Place::with_fields(shared, worker, access);
+    /// Drops the holds a freed when_all still has on dependences it had not examined (run out of
+    /// line by `free`).
+    fn release_dependences(&self, when_all: NonNull<TaskHeader>) {
         // SAFETY: the last reference is gone, so no scan runs; the array has `size` entries.
         let w = unsafe { when_all.as_ref() };
         let deps = TaskHeader::dependences_ptr(when_all);
         let held = unsafe { w.retained() } as usize;
         for i in 0..held {
             if let Some(d) = NonNull::new(unsafe { *deps.add(i) }) {
-                place.release_internal(d);
+                self.release_internal(d);
             }
         }
-        place.scheduler_unused()
     }
 
     /// Drops an internal hold; frees the entity if it was the last reference.
@@ -596,25 +600,7 @@ impl<'a> Place<'a> {
     /// `close_and_schedule`, out of the when_all scan that is inlined into `complete`.
     #[inline(always)]
     fn complete_waited(&self, when_all: NonNull<TaskHeader>) {
-        if Place::complete_waited_at(self.shared, self.worker, self.access, when_all) {
-            self.scheduler_unused.set(true);
-        }
-    }
-
-    /// `complete_waited` at the place with these fields; returns that place's
-    /// `scheduler_unused`. Fields, not `&self`, as for `release_dependences`: a place whose
-    /// reference no call receives stays in registers, and constant where its fields are
-    /// (`Worker::run_ready_tasks`).
-    #[inline(never)]
-    fn complete_waited_at(
-        shared: &Shared,
-        worker: Option<&Worker>,
-        access: Access,
-        when_all: NonNull<TaskHeader>,
-    ) -> bool {
-        let place = Place::with_fields(shared, worker, access);
-        place.close_and_schedule(when_all);
-        place.scheduler_unused()
+        self.out_of_line(|place| place.close_and_schedule(when_all));
     }
 
     /// The rest of `complete` once the entity is known not to end as a respawn dependence.
@@ -643,26 +629,10 @@ impl<'a> Place<'a> {
         let waiters = wait_queue::close(&t.wait, self.access);
         debug_assert!(waiters.is_some(), "a task completed twice");
         if let Some(first) = waiters.and_then(NonNull::new) {
-            if Place::schedule_late_waiters(self.shared, self.worker, self.access, first) {
-                self.scheduler_unused.set(true);
-            }
+            // Waiters pushed between the look above and the close (shared access only).
+            self.out_of_line(|place| place.schedule_waiters(first.as_ptr()));
         }
         self.release_internal(task);
-    }
-
-    /// Schedules waiters pushed between `complete_task`'s look and its close (shared access
-    /// only), at the place with these fields (as `complete_waited_at`).
-    #[cold]
-    #[inline(never)]
-    fn schedule_late_waiters(
-        shared: &Shared,
-        worker: Option<&Worker>,
-        access: Access,
-        first: NonNull<TaskHeader>,
-    ) -> bool {
-        let place = Place::with_fields(shared, worker, access);
-        place.schedule_waiters(first.as_ptr());
-        place.scheduler_unused()
     }
 
     /// Schedules the waiters of a list `close` returned.
