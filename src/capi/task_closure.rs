@@ -111,6 +111,33 @@ unsafe fn current_version<'p, T: Versioned>(ptr: *const T) -> Option<&'p T> {
     None
 }
 
+/// `fields` of the struct at `ptr`: read in place when it is of our version, else (an older or
+/// newer caller, or NULL) copied by `read_versioned` out of line, so that the common path reads
+/// through one pointer rather than one of two. `name` names the argument in messages.
+///
+/// # Safety
+/// As for `read_versioned`.
+#[inline(always)]
+unsafe fn versioned_arg<T: Versioned, R>(
+    ptr: *const T,
+    name: &str,
+    fields: impl Fn(&T) -> CResult<R>,
+) -> CResult<R> {
+    match current_version(ptr) {
+        Some(v) => fields(v),
+        None => versioned_arg_other(ptr, name, fields),
+    }
+}
+
+#[inline(never)]
+unsafe fn versioned_arg_other<T: Versioned, R>(
+    ptr: *const T,
+    name: &str,
+    fields: impl Fn(&T) -> CResult<R>,
+) -> CResult<R> {
+    fields(&read_versioned(ptr, name, false)?)
+}
+
 /// A policy read from C: the scheduler named (if any), the dependence, priority and team flag.
 pub(crate) struct PolicyArgs {
     pub scheduler: *mut td_scheduler,
@@ -119,23 +146,13 @@ pub(crate) struct PolicyArgs {
     pub team: bool,
 }
 
-/// Reads and checks `policy`: priority value, dependence validity. The fields of a struct of
-/// our version are read in place; another version is copied out of line (`policy_arg_other`),
-/// so that the common path reads through one pointer rather than one of two.
+/// Reads and checks `policy`: priority value, dependence validity (`versioned_arg`).
 ///
 /// # Safety
 /// `policy` is NULL or points to a td_task_policy of at least its `struct_size` bytes.
 #[inline(always)]
 pub(crate) unsafe fn policy_arg(policy: *const td_task_policy) -> CResult<PolicyArgs> {
-    match current_version(policy) {
-        Some(p) => policy_fields(p),
-        None => policy_arg_other(policy),
-    }
-}
-
-#[inline(never)]
-unsafe fn policy_arg_other(policy: *const td_task_policy) -> CResult<PolicyArgs> {
-    policy_fields(&read_versioned(policy, "policy", false)?)
+    versioned_arg(policy, "policy", |p| policy_fields(p))
 }
 
 #[inline(always)]
@@ -153,22 +170,14 @@ unsafe fn policy_fields(p: &td_task_policy) -> CResult<PolicyArgs> {
     })
 }
 
-/// Reads and checks `closure`: a function is required, state bytes must be readable. Another
-/// version of the struct is copied out of line, as for `policy_arg`.
+/// Reads and checks `closure`: a function is required, state bytes must be readable
+/// (`versioned_arg`).
 ///
 /// # Safety
 /// `closure` is NULL or points to a td_task_closure of at least its `struct_size` bytes.
 #[inline(always)]
 pub(crate) unsafe fn closure_arg(closure: *const td_task_closure) -> CResult<RawClosure> {
-    match current_version(closure) {
-        Some(c) => closure_fields(c),
-        None => closure_arg_other(closure),
-    }
-}
-
-#[inline(never)]
-unsafe fn closure_arg_other(closure: *const td_task_closure) -> CResult<RawClosure> {
-    closure_fields(&read_versioned(closure, "closure", false)?)
+    versioned_arg(closure, "closure", |c| closure_fields(c))
 }
 
 #[inline(always)]
