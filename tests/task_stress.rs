@@ -166,3 +166,44 @@ fn random_dags_run_every_task_the_expected_number_of_times() {
         assert_eq!(st.tasks_completed, st.tasks_spawned);
     }
 }
+
+/// A busy worker hands tasks to idle workers that ask: while the root task keeps its worker
+/// busy (it returns only once a child ran elsewhere, or after 10 s), its children, which sit in
+/// its private queue, can reach another worker only that way.
+#[test]
+fn idle_workers_get_tasks_from_a_busy_one() {
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+    let s = scheduler(3, 1 << 20);
+    let elsewhere = Arc::new(AtomicBool::new(false));
+    let root_elsewhere = elsewhere.clone();
+    let root = s
+        .spawn(&Policy::single(), 0, move |ctx: &TaskContext<'_>| {
+            let root_thread = std::thread::current().id();
+            let start = Instant::now();
+            while !root_elsewhere.load(Ordering::Acquire)
+                && start.elapsed() < Duration::from_secs(10)
+            {
+                let seen = root_elsewhere.clone();
+                let child = ctx.spawn(&Policy::single(), 0, move |_: &TaskContext<'_>| {
+                    if std::thread::current().id() != root_thread {
+                        seen.store(true, Ordering::Release);
+                    }
+                });
+                if child.is_err() {
+                    break; // the pool is full of children nobody ran: the assertion below says so
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+        .unwrap();
+    s.wait().unwrap();
+    assert!(root.is_ready());
+    assert!(
+        elsewhere.load(Ordering::Acquire),
+        "no child ran on another worker while the root's worker was busy"
+    );
+    let st = s.statistics().unwrap();
+    assert!(st.steals > 0, "{st:?}");
+    assert_eq!(st.tasks_completed, st.tasks_spawned);
+}

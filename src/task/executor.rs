@@ -2,35 +2,55 @@
 //! complete or respawn it; go idle when nothing is available, and end when the whole DAG is done.
 //!
 //! ## Where a worker looks, and what "available to it" means
-//! For each priority from High to Low, a worker looks in: (1) its private queue, (2) its own
-//! published stack, (3) the injection stack of host-spawned tasks, (4) the published stacks of the
-//! other workers, (5) if it leads a team, the team-task stack. (2)–(4) and (5) are skipped with
-//! one load each when their count hints (`Shared::shared_ready`, `team_ready`) are zero, and all
-//! of them with one load when the summary hint `shared_ready[ANY_READY]` is not positive; then the
-//! highest non-empty private priority is a bit scan away (`LocalQueues::pop_highest`). The hints
-//! are changed after each push (Release) and after each pop, so they may lag the stacks briefly
-//! (even go negative for a moment), never for good: a task missed because of a lagging hint is
-//! found at a later look, and termination does not read the hints (it examines the stacks, see
-//! below). It runs the first task it finds. A task is *available* to a worker when it
-//! is in one of these places at the moment the worker examines that place, so a worker never
-//! takes a lower-priority task while a higher-priority one was available to it during its
-//! search. Within a place, the newest ready task runs first (LIFO, 002 §2.1.2). Tasks in another
-//! worker's private queue are not available; that worker publishes its oldest one while idle
-//! workers outnumber the tasks in the shared stacks (`share_if_idle`), so idle workers get work
-//! without busy workers paying for atomic queue operations, and without a busy worker publishing
-//! (and taking back) every task while an idle one is slow to take any. With one worker everything is in its own queues and the order is
-//! exactly: highest priority first, newest first within a priority (host-spawned tasks, in the
-//! injection stack, after the worker's own tasks of the same priority).
+//! For each priority from High to Low, a worker looks in: (1) its private queue, (2) the
+//! injection stack of host-spawned tasks, (3) if it leads a team, the team-task stack. (2) and
+//! (3) are skipped with one load each when their count hints (`Shared::shared_ready`,
+//! `team_ready`) are zero, and both with one load when the summary hint `shared_ready[ANY_READY]`
+//! is not positive; then the highest non-empty private priority is a bit scan away
+//! (`LocalQueues::pop_highest`). A private High task needs not even that load: nothing can come
+//! before it. The hints are changed after each push (Release) and after each pop, so they may
+//! lag the stacks briefly (even go negative for a moment), never for good: a task missed because
+//! of a lagging hint is found at a later look, and termination does not read the hints (it
+//! examines the stacks, see below). It runs the first task it finds. A task is *available* to a
+//! worker when it is in one of these places at the moment the worker examines that place, so a
+//! worker never takes a lower-priority task while a higher-priority one was available to it
+//! during its search. Within a place, the newest ready task runs first (LIFO, 002 §2.1.2). With
+//! one worker everything is in its own queues and the order is exactly: highest priority first,
+//! newest first within a priority (host-spawned tasks, in the injection stack, after the
+//! worker's own tasks of the same priority).
+//!
+//! ## How idle workers get work: they ask
+//! Tasks in another worker's private queue are not available. An idle worker asks the other
+//! workers for one, in turn, one every `REQUEST_EVERY` polls: it writes 1 + its rank into the
+//! other's `request` word unless a request is there already (`ask_for_work`). A busy worker
+//! looks at its own `request` after each push and before each task it runs
+//! (`share_on_request`), and when asked hands its oldest task (of its highest non-empty
+//! priority: the largest piece of work in a recursion) to the asker's `mailbox`, a stack only
+//! the asker pops; the asker moves what it finds there into its private queue (`take_mail`).
+//! So a busy worker reads no line that other workers write until one asks it, and a task goes
+//! to one idle worker, not to a shared stack that every idle worker rushes at. Before this
+//! (session 9's code), busy workers read the shared idle count on every push and published to
+//! shared stacks while idle workers outnumbered the tasks there: those lines changed with every
+//! idle period and publication (about 1100 times per wait at 16 workers, whatever the size),
+//! each change a cache miss for every busy worker, which made F(20) on 16 workers spend
+//! 1.5x the cycles per task of F(30); on the 16-core machine F(20) on 16 workers went from
+//! 21.5-26.2 to 13.8-16.3 ns per node (`bench/results/16-core-gpu-machine-session10-requests.md`).
+//! A task handed to a worker that is not running then (its thread descheduled) or that found
+//! work meanwhile would wait for it: every `RAID_EVERY` polls an idle worker also takes a task
+//! from any other worker's mailbox (`full_mailbox`). Requests are hints: a lost or stale one
+//! only delays a task, and no worker waits for an answer, so they bear on neither correctness
+//! nor termination.
 //!
 //! ## Termination (002 §3.3.2, by an equivalent of the ready-plus-executing count)
 //! A worker that finds nothing increments the idle count of `Shared::idle`; one that leaves idle
 //! adds `IDLE_EPOCH_ONE - 1`, which also bumps the epoch in the upper bits. A worker is idle only
 //! with an empty private queue and no task in hand, and only non-idle workers push tasks. The
 //! DAG is done when an idle worker reads the word with all workers idle (`s1`), finds every
-//! shared stack empty, and reads the word again unchanged (`s2`): no worker left idle between
-//! the reads (the epoch did not move), so nobody pushed or popped during the scan, and the empty
-//! stacks and private queues with no task running mean no task is ready or executing. Ordering:
-//! pushes and unlocks of the stacks are Release and the scan's loads Acquire, so a pop or push
+//! shared stack and every mailbox empty, and reads the word again unchanged (`s2`): no worker
+//! left idle between the reads (the epoch did not move), so nobody pushed or popped during the
+//! scan (a worker pops from a mailbox, its own or another's, only after leaving idle), and the
+//! empty stacks, mailboxes and private queues with no task running mean no task is ready or
+//! executing. Ordering: pushes and unlocks of the stacks and mailboxes are Release and the scan's loads Acquire, so a pop or push
 //! the scan observes happens-before `s2`; a worker's leave, which precedes its pop, would then
 //! be visible to `s2` (SeqCst). Entities still waiting at that point can never run: `wait`
 //! reports them as a deadlock.
@@ -53,6 +73,15 @@ use std::sync::atomic::Ordering;
 const MAX_NESTING: u32 = 32;
 /// Polls of an idle worker before it starts yielding its core between polls.
 const SPINS_BEFORE_YIELD: u32 = 64;
+/// An idle worker asks another for a task when it becomes idle and then every this many polls
+/// (`ask_for_work`, module comment), about a microsecond. Measured on the 16-core machine
+/// against 4 and 64: 4 made more stale requests and was no faster; 64 left F(20) on 16 workers
+/// 20-30% slower.
+const REQUEST_EVERY: u32 = 16;
+/// An idle worker takes a task from another worker's mailbox every this many polls (module
+/// comment): a task handed over waits at most about that long for a worker that is not
+/// running.
+const RAID_EVERY: u32 = 32;
 
 impl Worker {
     /// The loop one thread runs during a wait.
@@ -72,8 +101,11 @@ impl Worker {
                 }
             }
             if let Some(task) = self.find_task(shared, leader) {
-                self.share_if_idle(shared);
+                self.share_on_request(shared);
                 self.execute(&place, task);
+                continue;
+            }
+            if self.take_mail() {
                 continue;
             }
             if self.wait_idle(shared, team, leader) {
@@ -90,11 +122,19 @@ impl Worker {
     /// The highest-priority available task (module comment).
     #[inline]
     pub(crate) fn find_task(&self, shared: &Shared, leader: bool) -> Option<NonNull<TaskHeader>> {
-        // The common case: nothing outside the private queues (one load), so the highest
-        // non-empty private priority is the answer.
+        // SAFETY: the worker's thread; a short borrow.
+        let local = unsafe { &mut self.owned().local };
+        // A private High task is the answer whatever the other places hold: none has a higher
+        // priority, and at each priority the worker's own queue comes first. So no look at the
+        // shared hints, whose line changes with every publication and take: with several
+        // workers, most searches of a Fibonacci DAG end here.
+        if let Some(task) = local.pop_high() {
+            return Some(task);
+        }
+        // Next: nothing outside the private queues (one load), so the highest non-empty
+        // private priority is the answer.
         if !shared.any_visible() {
-            // SAFETY: the worker's thread; a short borrow.
-            return unsafe { self.owned().local.pop_highest() };
+            return local.pop_highest();
         }
         self.find_task_anywhere(shared, leader)
     }
@@ -108,7 +148,7 @@ impl Worker {
                 return Some(task);
             }
             if shared.shared_ready[p].load(Ordering::Relaxed) > 0 {
-                if let Some(task) = self.take_shared(shared, p) {
+                if let Some(task) = shared.injection[p].pop() {
                     shared.shared_ready[p].fetch_sub(1, Ordering::Relaxed);
                     shared.shared_ready[ANY_READY].fetch_sub(1, Ordering::Relaxed);
                     return Some(task);
@@ -125,61 +165,83 @@ impl Worker {
         None
     }
 
-    /// A task of priority `p` from this worker's published stack, the injection stack, or
-    /// another worker's published stack.
-    fn take_shared(&self, shared: &Shared, p: usize) -> Option<NonNull<TaskHeader>> {
-        if let Some(task) = self.published[p].pop() {
-            return Some(task);
-        }
-        if let Some(task) = shared.injection[p].pop() {
-            return Some(task);
-        }
-        let n = shared.workers.len();
-        for k in 1..n {
-            let victim = &shared.workers[(self.rank + k) % n];
-            if let Some(task) = victim.published[p].pop() {
-                // SAFETY: the worker's thread; a short borrow.
-                unsafe { self.owned().counters.steals += 1 };
-                return Some(task);
-            }
-        }
-        None
-    }
-
-    /// Publishes the oldest private task when idle workers outnumber the published tasks
-    /// (module comment). The test is inlined; with one worker it is all there is.
+    /// Hands the oldest private task to the idle worker that asked for one, if one did (module
+    /// comment). The test is inlined: one load of a line that only changes when somebody asks.
     #[inline(always)]
-    pub(crate) fn share_if_idle(&self, shared: &Shared) {
-        if shared.workers.len() == 1 {
-            return;
+    pub(crate) fn share_on_request(&self, shared: &Shared) {
+        // Relaxed: a hint. A request seen late delays the idle worker by a task; one that is
+        // stale (the asker found work meanwhile) hands it a task it runs after its own.
+        let asker = self.request.load(Ordering::Relaxed);
+        if asker != 0 {
+            self.hand_oldest(shared, asker - 1);
         }
-        let idle = shared.idle.load(Ordering::Relaxed) & IDLE_COUNT_MASK;
-        // Relaxed, both: hints. A task published beyond what the idle workers take comes back
-        // to its owner, which pays a push and a pop for nothing; an idle worker that is slow to
-        // look (descheduled, or yielding between polls) would otherwise have every busy worker
-        // publish and take back each of its tasks until it does.
-        if idle == 0 || shared.shared_ready[ANY_READY].load(Ordering::Relaxed) >= idle as isize {
-            return;
-        }
-        self.share_oldest(shared);
     }
 
     #[inline(never)]
-    fn share_oldest(&self, shared: &Shared) {
+    fn hand_oldest(&self, shared: &Shared, asker: usize) {
+        self.request.store(0, Ordering::Relaxed);
         // SAFETY: the worker's thread; a short borrow.
         let owned = unsafe { self.owned() };
-        let Some((task, priority)) = owned.local.take_oldest() else {
+        let Some((task, _)) = owned.local.take_oldest() else {
             return;
         };
         // The task may be the dependence a when_all waits on privately: that wait no longer is
         // (`Place::respawn_access`).
         owned.private_wait = std::ptr::null_mut();
-        let p = priority.index();
-        // SAFETY: the task is ready and ours; we give it up.
-        unsafe { self.published[p].push(task) };
-        // Release: an idle worker that sees the count then finds the task in the stack.
-        shared.shared_ready[p].fetch_add(1, Ordering::Release);
-        shared.shared_ready[ANY_READY].fetch_add(1, Ordering::Release);
+        // SAFETY: the task is ready and ours; we give it up. Release (the push): the asker's
+        // pop sees the task as this thread left it.
+        unsafe { shared.workers[asker].mailbox.push(task) };
+    }
+
+    /// Moves the tasks handed to this worker into its private queues; false if there were
+    /// none. The mailbox is this worker's line, so the test costs no miss until a task came.
+    #[inline]
+    fn take_mail(&self) -> bool {
+        if self.mailbox.looks_empty() {
+            return false;
+        }
+        while let Some(task) = self.mailbox.pop() {
+            self.take_handed(task);
+        }
+        true
+    }
+
+    /// Puts a task handed over by another worker into the private queue.
+    fn take_handed(&self, task: NonNull<TaskHeader>) {
+        // SAFETY: the task was handed over ready; the worker's thread, short borrows.
+        let p = unsafe { task.as_ref() }.priority_index();
+        self.local_push(task, p);
+        unsafe { self.owned().counters.steals += 1 };
+    }
+
+    /// Another worker whose mailbox holds a task: one handed to a worker whose thread is not
+    /// running (descheduled) or that found work meanwhile would otherwise wait for it.
+    fn full_mailbox<'s>(&self, shared: &'s Shared) -> Option<&'s Worker> {
+        shared
+            .workers
+            .iter()
+            .find(|w| w.rank != self.rank && !w.mailbox.looks_empty())
+    }
+
+    /// Asks the next other worker in turn for a task (`share_on_request`). A load first: a
+    /// request already raised is not written again, so its owner's line stays valid.
+    fn ask_for_work(&self, shared: &Shared) {
+        let n = shared.workers.len();
+        if n == 1 {
+            return;
+        }
+        // SAFETY: the worker's thread; a short borrow.
+        let owned = unsafe { self.owned() };
+        let mut victim = (owned.next_victim + 1) % n;
+        if victim == self.rank {
+            victim = (victim + 1) % n;
+        }
+        owned.next_victim = victim;
+        let request = &shared.workers[victim].request;
+        // Relaxed: a hint (`share_on_request`).
+        if request.load(Ordering::Relaxed) == 0 {
+            request.store(self.rank + 1, Ordering::Relaxed);
+        }
     }
 
     /// Idles until work may be available (`false`) or the DAG is done (`true`).
@@ -193,12 +255,27 @@ impl Worker {
             }
             // SAFETY: the worker's thread; a short read.
             let seen = unsafe { self.owned().team_seq };
-            if (!leader && team.has_post(seen)) || shared.work_visible(leader) {
+            if (!leader && team.has_post(seen))
+                || !self.mailbox.looks_empty()
+                || shared.work_visible(leader)
+            {
                 shared.idle.fetch_add(IDLE_EPOCH_ONE - 1, Ordering::SeqCst);
                 return false;
             }
             if shared.idle.load(Ordering::SeqCst) & IDLE_COUNT_MASK == n && shared.try_terminate() {
                 return true;
+            }
+            if polls % REQUEST_EVERY == 0 {
+                self.ask_for_work(shared);
+            }
+            if polls % RAID_EVERY == RAID_EVERY - 1 {
+                if let Some(owner) = self.full_mailbox(shared) {
+                    shared.idle.fetch_add(IDLE_EPOCH_ONE - 1, Ordering::SeqCst);
+                    if let Some(task) = owner.mailbox.pop() {
+                        self.take_handed(task);
+                    }
+                    return false;
+                }
             }
             polls = polls.wrapping_add(1);
             if polls < SPINS_BEFORE_YIELD {
@@ -413,11 +490,9 @@ impl Shared {
         if before & IDLE_COUNT_MASK != n {
             return false;
         }
-        let all_empty = (0..3).all(|p| {
-            self.injection[p].looks_empty()
-                && self.team_queue[p].looks_empty()
-                && self.workers.iter().all(|w| w.published[p].looks_empty())
-        });
+        let all_empty = (0..3)
+            .all(|p| self.injection[p].looks_empty() && self.team_queue[p].looks_empty())
+            && self.workers.iter().all(|w| w.mailbox.looks_empty());
         if !all_empty || self.idle.load(Ordering::SeqCst) != before {
             return false;
         }

@@ -123,7 +123,14 @@ impl LocalQueues {
         self.pop_index(priority.index())
     }
 
-    /// The newest task of the highest priority that has one.
+    /// The newest High task, if any.
+    #[inline(always)]
+    pub(crate) fn pop_high(&mut self) -> Option<NonNull<TaskHeader>> {
+        // SAFETY: tested non-empty.
+        (self.nonempty & 1 != 0).then(|| unsafe { self.pop_nonempty(0) })
+    }
+
+    /// The newest task of the highest non-empty priority.
     #[inline(always)]
     pub(crate) fn pop_highest(&mut self) -> Option<NonNull<TaskHeader>> {
         if self.nonempty == 0 {
@@ -131,13 +138,22 @@ impl LocalQueues {
         }
         // Below 3: only bits 0 to 2 are ever set (`min` lets the compiler see it).
         let p = (self.nonempty.trailing_zeros() as usize).min(2);
+        // SAFETY: its bit is set.
+        Some(unsafe { self.pop_nonempty(p) })
+    }
+
+    /// The newest task of priority index `p`, without a test of its queue's length.
+    ///
+    /// # Safety
+    /// Bit `p` of `nonempty` is set, so the queue holds a task.
+    #[inline(always)]
+    unsafe fn pop_nonempty(&mut self, p: usize) -> NonNull<TaskHeader> {
         let queue = &mut self.queues[p];
-        // SAFETY: its bit is set, so the queue holds a task: no test of its length.
-        let task = unsafe { queue.pop_back_unchecked() };
+        let task = queue.pop_back_unchecked();
         if queue.len == 0 {
             self.nonempty &= !(1 << p);
         }
-        Some(task)
+        task
     }
 
     #[inline(always)]

@@ -380,7 +380,7 @@ impl<'a> Place<'a> {
     }
 
     /// Puts a ready task where it can run: a team task on the team queue; a single task on this
-    /// worker's private queue (published for others when one is idle), or, from the host, on the
+    /// worker's private queue (published when an idle worker asks), or, from the host, on the
     /// injection stack that every worker reads.
     #[inline(always)]
     pub(crate) fn make_ready(&self, task: NonNull<TaskHeader>) {
@@ -406,7 +406,7 @@ impl<'a> Place<'a> {
                 // With one worker nobody is there to share with (a constant test where the
                 // place's access is, see `Place::exclusive`).
                 if self.access == Access::Shared {
-                    w.share_if_idle(self.shared);
+                    w.share_on_request(self.shared);
                 }
             }
             None => {

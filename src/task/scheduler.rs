@@ -68,7 +68,7 @@ pub(crate) struct Shared {
     pub(crate) team_queue: [ReadyStack; 3],
     /// Idle workers and the epoch (see `executor.rs` for the termination argument).
     pub(crate) idle: CachePadded<AtomicU64>,
-    /// Tasks in the injection and published stacks, per priority: a hint that lets workers
+    /// Tasks in the injection stacks, per priority: a hint that lets workers
     /// skip those stacks with one load (it may lag the stacks briefly, never for good). Entry
     /// `ANY_READY` is the sum of the others and of `team_ready`, changed after each of them (a
     /// hint too): a worker whose private queues suffice learns with one load that it need not

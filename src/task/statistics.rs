@@ -94,7 +94,7 @@ pub struct SchedulerStatistics {
     pub when_alls_created: u64,
     /// Spawns and when_alls refused because the pool was exhausted.
     pub allocation_failures: u64,
-    /// Tasks a worker took from another worker's published queue.
+    /// Tasks a worker received from another worker (handed over on request).
     pub steals: u64,
     /// Tasks and when_alls whose memory is allocated now (held by futures or not complete).
     pub alive: u64,

@@ -1,6 +1,6 @@
 //! A worker of a scheduler: one per thread of the execution space instance. It owns private ready
-//! queues, a block cache and counters, which only its thread touches during a wait, and publishes
-//! tasks for other workers in its `published` stacks.
+//! queues, a block cache and counters, which only its thread touches during a wait, and hands
+//! tasks to idle workers that ask for one.
 //!
 //! The calling thread's worker is kept in a thread-local while a wait runs, so that operations
 //! without a task context (future release, when_all through the scheduler) find it.
@@ -13,6 +13,7 @@ use super::scheduler::Shared;
 use super::statistics::Counters;
 use super::team_task::ExecutionRecord;
 use super::thread_slots::{SlotGuard, TABLE};
+use crate::cache_line::CachePadded;
 use crate::exec::Team;
 use crate::pool::MemoryPool;
 use crate::priority::Priority;
@@ -57,6 +58,8 @@ pub(crate) struct Owned {
     /// in this worker's queue (`Place::respawn_access`); null otherwise, and reset before each
     /// task function runs and whenever this worker publishes a task.
     pub(crate) private_wait: *mut TaskHeader,
+    /// The worker this one asks for a task next when it is idle (`Worker::ask_for_work`).
+    pub(crate) next_victim: usize,
 }
 
 #[repr(align(128))]
@@ -66,8 +69,14 @@ pub(crate) struct Worker {
     /// without a task context find its worker without a thread-local, which costs a call to
     /// `__tls_get_addr` in a shared library.
     thread: AtomicUsize,
-    /// Tasks this worker made visible to the others, one stack per priority.
-    pub(crate) published: [ReadyStack; 3],
+    /// Tasks other workers handed to this one at its request (`Worker::share_on_request`).
+    /// Only this worker pops them, into its private queues. Alone on its lines, like
+    /// `request`: the owner's looks at it stay in its own cache until a task arrives.
+    pub(crate) mailbox: CachePadded<ReadyStack>,
+    /// 1 + the rank of an idle worker that asks this one for a task, or 0 (`ask_for_work`).
+    /// Alone on its lines (`CachePadded`), so that the owner's look at it, at every push and
+    /// every task it runs, stays in its own cache until somebody asks.
+    pub(crate) request: CachePadded<AtomicUsize>,
     /// The team of one that single tasks see as their team.
     pub(crate) single_team: Team,
     owned: UnsafeCell<Owned>,
@@ -83,7 +92,8 @@ impl Worker {
         Worker {
             rank,
             thread: AtomicUsize::new(0),
-            published: std::array::from_fn(|_| ReadyStack::new()),
+            mailbox: CachePadded(ReadyStack::new()),
+            request: CachePadded(AtomicUsize::new(0)),
             single_team,
             owned: UnsafeCell::new(Owned {
                 local: LocalQueues::new(),
@@ -100,6 +110,7 @@ impl Worker {
                 record: std::ptr::null(),
                 context: std::ptr::null(),
                 private_wait: std::ptr::null_mut(),
+                next_victim: rank,
             }),
         }
     }
