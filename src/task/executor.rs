@@ -76,7 +76,7 @@ const SPINS_BEFORE_YIELD: u32 = 64;
 /// An idle worker asks another for a task when it becomes idle and then every this many polls
 /// (`ask_for_work`, module comment), about a microsecond. Measured on the 16-core machine
 /// against 4 and 64 (`bench/results/16-core-gpu-machine-session10-requests.md`): 4 was no
-/// faster, and 64 left F(20) on 16 workers 20-30% slower in call 3.
+/// faster, and 64 left F(20) on 16 workers 18-33% slower in call 3 (not in call 2).
 const REQUEST_EVERY: u32 = 16;
 /// An idle worker takes a task from another worker's mailbox every this many polls (module
 /// comment): a task handed over waits at most about that long for a worker that is not
