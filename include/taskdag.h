@@ -1931,6 +1931,28 @@ enum td_status td_task_respawn(struct td_task_ctx *ctx,
                                td_priority priority);
 
 /**
+ * Asks that the running task run again once all `count` futures in `futures` have completed,
+ * at `priority`: the same as td_task_respawn on td_when_all of them followed by releasing the
+ * when_all's future (000 Fig. 3.4), in one call that makes no future. NULL elements are skipped;
+ * no element, or none incomplete, respawns as soon as possible. The futures are borrowed for the
+ * call only: they may be released right after it. At most one respawn (of either kind) per
+ * run; in a team task only one member may respawn (the one that spawned, if any). A when_all is
+ * created (and counted in the statistics) only when more than one element is incomplete.
+ *
+ * Thread safety: the thread running the task.
+ * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`ctx`, `futures` with `count` > 0);
+ * TD_ERROR_INVALID_HANDLE (a released element); TD_ERROR_INVALID_ARGUMENT (`count` < 0, a
+ * second respawn in this run, the task's own future, an element of another scheduler, unknown
+ * priority, a context used on a thread that runs no task); TD_ERROR_WRONG_THREAD (as
+ * td_task_respawn); TD_ERROR_POOL_EXHAUSTED (no room for the when_all). On error the task does
+ * not respawn.
+ */
+enum td_status td_task_respawn_when_all(struct td_task_ctx *ctx,
+                                        struct td_future *const *futures,
+                                        int count,
+                                        td_priority priority);
+
+/**
  * Returns the running task's result bytes (the closure's `result_size` bytes, zero before the
  * task writes them; shared by the members of a team task), or NULL when the task has no result
  * (no error) or `ctx` is bad (error set).

@@ -1,14 +1,21 @@
 /* Fibonacci benchmark, taskdag implementation: 000 Fig. 3.4 through the C API. F(k-2) is spawned
- * at high priority, F(k-1) at regular priority, and the task respawns (high priority) on their
- * when_all; the second run adds the children's results, and the destroy callback releases the
- * children's futures (leaves hold none: they are spawned without one, and only a task's last
- * run asks for its result pointer). td_initialize(num_threads = T); the scheduler runs on the root Threads
- * instance of T threads and allocates from a 64 MiB pool. */
+ * at high priority, F(k-1) at regular priority, and the task respawns (high priority) once both
+ * have completed; the second run adds the children's results, and the destroy callback releases
+ * the children's futures (leaves hold none: they are spawned without one, and only a task's last
+ * run asks for its result pointer). The respawn is one td_task_respawn_when_all call; built with
+ * FIB_SEPARATE_WHEN_ALL (program bench_fib_taskdag_when_all) it is Fig. 3.4's own sequence
+ * instead: td_when_all, td_task_respawn on its future, td_future_release. td_initialize(num_threads
+ * = T); the scheduler runs on the root Threads instance of T threads and allocates from a 64 MiB
+ * pool. */
 #include <taskdag.h>
 
 #include <stdio.h>
 
+#ifdef FIB_SEPARATE_WHEN_ALL
+#define IMPL_NAME "taskdag-when-all"
+#else
 #define IMPL_NAME "taskdag"
+#endif
 #define IMPL_MAX_THREADS 0
 #include "fib_driver.h"
 
@@ -40,7 +47,9 @@ static void fib_task(td_task_ctx *ctx, void *state) {
         td_task_policy policy = TD_TASK_POLICY_INIT;
         td_task_closure closure = TD_TASK_CLOSURE_INIT;
         fib_state child = {s->n - 2, {NULL, NULL}};
+#ifdef FIB_SEPARATE_WHEN_ALL
         td_future *all;
+#endif
         closure.function = fib_task;
         closure.state = &child;
         closure.state_size = sizeof child;
@@ -56,9 +65,13 @@ static void fib_task(td_task_ctx *ctx, void *state) {
             fprintf(stderr, "fib_taskdag: spawn failed: %s\n", td_last_error_message());
             return; /* the missing result makes the run fail validation */
         }
+#ifdef FIB_SEPARATE_WHEN_ALL
         all = td_when_all(td_task_scheduler(ctx), s->child, 2);
         td_task_respawn(ctx, all, TD_PRIORITY_HIGH);
         td_future_release(all);
+#else
+        td_task_respawn_when_all(ctx, s->child, 2, TD_PRIORITY_HIGH);
+#endif
     }
 }
 

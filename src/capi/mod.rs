@@ -10,6 +10,7 @@
 mod boundary;
 mod crs;
 mod cuda;
+mod dependences;
 mod error;
 mod future;
 mod handle;

@@ -2,8 +2,9 @@
 //! space and a pool, host spawn, when_all, wait, statistics.
 
 use super::boundary::{call, null_argument, read_versioned, Out, Versioned};
+use super::dependences::{count_arg, dependence, null_element, with_decoded};
 use super::error::{CError, CResult};
-use super::future::{bad_future, future_or_null, td_future};
+use super::future::{future_or_null, td_future};
 use super::handle::{self, Handle};
 use super::pool::td_pool;
 use super::space::{space_arg, td_space};
@@ -343,9 +344,6 @@ unsafe fn policy_scheduler<'a>(
     }
 }
 
-/// Dependences up to this count are decoded on the stack.
-const STACK_DEPENDENCES: usize = 8;
-
 /// Returns a future that completes when all `count` futures in `futures` have (000 §3.2.2
 /// `when_all`); complete at once when they all are, or `count` is 0. The futures are borrowed.
 /// A when_all can be the dependence of a task or an element of another when_all.
@@ -414,66 +412,4 @@ pub unsafe extern "C" fn td_when_all_generate(
             s.when_all_raw(deps, "td_when_all_generate")
         })
     })
-}
-
-fn count_arg(count: c_int) -> CResult<usize> {
-    usize::try_from(count).map_err(|_| {
-        CError::invalid(format!(
-            "argument `count` is {count}; a when_all needs a count >= 0"
-        ))
-    })
-}
-
-/// A when_all element, checked to be a future of `shared`.
-#[inline(always)]
-unsafe fn dependence(shared: &Shared, f: *mut td_future, i: usize) -> CResult<*mut TaskHeader> {
-    let entity = raw::decode(f.cast()).map_err(|e| bad_element(e, i))?;
-    if !raw::same_scheduler(entity, shared) {
-        return Err(foreign_element(i));
-    }
-    Ok(entity.as_ptr())
-}
-
-#[cold]
-fn null_element(i: usize) -> CError {
-    CError::new(
-        td_status::TD_ERROR_NULL_ARGUMENT,
-        format!(
-            "`futures[{i}]` is NULL; every element of the array must be a future \
-             (td_when_all_generate accepts NULL elements)"
-        ),
-    )
-}
-
-#[cold]
-fn bad_element(e: crate::task::BadFuture, i: usize) -> CError {
-    bad_future(e, &format!("futures[{i}]"))
-}
-
-#[cold]
-fn foreign_element(i: usize) -> CError {
-    raw::other_scheduler(&format!("`futures[{i}]`")).into()
-}
-
-/// Decodes `n` elements into a buffer (on the stack when small) and runs `f` on them. `f` has
-/// one call site, so that it is inlined here (a when_all from a task is then one frame).
-#[inline(always)]
-fn with_decoded(
-    n: usize,
-    decode: impl Fn(usize) -> CResult<*mut TaskHeader>,
-    f: impl FnOnce(&[*mut TaskHeader]) -> crate::error::Result<NonNull<TaskHeader>>,
-) -> CResult<NonNull<TaskHeader>> {
-    let mut buffer = [std::mem::MaybeUninit::<*mut TaskHeader>::uninit(); STACK_DEPENDENCES];
-    let heap: Vec<*mut TaskHeader>;
-    let deps: &[*mut TaskHeader] = if n <= STACK_DEPENDENCES {
-        for (i, slot) in buffer.iter_mut().take(n).enumerate() {
-            slot.write(decode(i)?);
-        }
-        // SAFETY: the first `n` elements were written just above.
-        unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast(), n) }
-    } else {
-        heap = (0..n).map(decode).collect::<CResult<Vec<_>>>()?;
-        &heap
-    };
-    Ok(f(deps)?)
 }

@@ -7,6 +7,7 @@
 //! that runs another task (a context of another thread, or of an earlier call).
 
 use super::boundary::{call, call_or, null_argument};
+use super::dependences::{count_arg, dependence, with_decoded};
 use super::error::CResult;
 use super::future::{future_arg, future_or_null, td_future};
 use super::priority::{priority_arg, td_priority};
@@ -14,9 +15,10 @@ use super::scheduler::{scheduler_arg, td_scheduler};
 use super::status::td_status;
 use super::task_closure::{closure_arg, policy_arg, td_task_closure, td_task_ctx, td_task_policy};
 use super::team::{td_team, team_ptr};
+use crate::task::header::TaskHeader;
 use crate::task::raw::{self, RawPolicy};
 use crate::task::TaskContext;
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 
 /// The running task's context behind `ctx`, checked.
 ///
@@ -106,6 +108,51 @@ pub unsafe extern "C" fn td_task_respawn(
             Some(d)
         };
         Ok(c.respawn_raw(dep, priority, "td_task_respawn")?)
+    })
+}
+
+/// Asks that the running task run again once all `count` futures in `futures` have completed,
+/// at `priority`: the same as td_task_respawn on td_when_all of them followed by releasing the
+/// when_all's future (000 Fig. 3.4), in one call that makes no future. NULL elements are skipped;
+/// no element, or none incomplete, respawns as soon as possible. The futures are borrowed for the
+/// call only: they may be released right after it. At most one respawn (of either kind) per
+/// run; in a team task only one member may respawn (the one that spawned, if any). A when_all is
+/// created (and counted in the statistics) only when more than one element is incomplete.
+///
+/// Thread safety: the thread running the task.
+/// Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`ctx`, `futures` with `count` > 0);
+/// TD_ERROR_INVALID_HANDLE (a released element); TD_ERROR_INVALID_ARGUMENT (`count` < 0, a
+/// second respawn in this run, the task's own future, an element of another scheduler, unknown
+/// priority, a context used on a thread that runs no task); TD_ERROR_WRONG_THREAD (as
+/// td_task_respawn); TD_ERROR_POOL_EXHAUSTED (no room for the when_all). On error the task does
+/// not respawn.
+#[no_mangle]
+pub unsafe extern "C" fn td_task_respawn_when_all(
+    ctx: *mut td_task_ctx,
+    futures: *const *mut td_future,
+    count: c_int,
+    priority: td_priority,
+) -> td_status {
+    const WHAT: &str = "td_task_respawn_when_all";
+    call(WHAT, || {
+        let c = context(ctx, WHAT)?;
+        let priority = priority_arg(priority, "priority")?;
+        let n = count_arg(count)?;
+        if n > 0 && futures.is_null() {
+            return Err(null_argument("futures"));
+        }
+        let shared = c.shared();
+        let decode = |i: usize| -> CResult<*mut TaskHeader> {
+            let f = *futures.add(i);
+            if f.is_null() {
+                Ok(std::ptr::null_mut())
+            } else {
+                dependence(shared, f, i)
+            }
+        };
+        with_decoded(n, decode, |deps| {
+            c.respawn_when_all_raw(deps, priority, WHAT)
+        })
     })
 }
 

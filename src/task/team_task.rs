@@ -100,6 +100,15 @@ impl ExecutionRecord {
         }
     }
 
+    /// Whether this run already asked to respawn.
+    ///
+    /// # Safety
+    /// As for `request_respawn`.
+    #[inline(always)]
+    pub(crate) unsafe fn has_respawn(&self) -> bool {
+        (*self.respawn.get()).is_some()
+    }
+
     /// Records a respawn request; fails when one was already made in this run.
     ///
     /// # Safety

@@ -1,0 +1,79 @@
+//! Arrays of futures that C callers pass as dependences (td_when_all, td_task_respawn_when_all):
+//! the count, each element checked to be a live future of the scheduler, and the decoded
+//! entities in a buffer that stays on the stack for the usual few.
+
+use super::error::{CError, CResult};
+use super::future::{bad_future, td_future};
+use super::status::td_status;
+use crate::task::header::TaskHeader;
+use crate::task::raw::{self, Shared};
+use std::ffi::c_int;
+
+/// Dependences up to this count are decoded on the stack.
+const STACK_DEPENDENCES: usize = 8;
+
+pub(super) fn count_arg(count: c_int) -> CResult<usize> {
+    usize::try_from(count).map_err(|_| {
+        CError::invalid(format!(
+            "argument `count` is {count}; a when_all needs a count >= 0"
+        ))
+    })
+}
+
+/// A when_all element, checked to be a future of `shared`.
+#[inline(always)]
+pub(super) unsafe fn dependence(
+    shared: &Shared,
+    f: *mut td_future,
+    i: usize,
+) -> CResult<*mut TaskHeader> {
+    let entity = raw::decode(f.cast()).map_err(|e| bad_element(e, i))?;
+    if !raw::same_scheduler(entity, shared) {
+        return Err(foreign_element(i));
+    }
+    Ok(entity.as_ptr())
+}
+
+#[cold]
+pub(super) fn null_element(i: usize) -> CError {
+    CError::new(
+        td_status::TD_ERROR_NULL_ARGUMENT,
+        format!(
+            "`futures[{i}]` is NULL; every element of the array must be a future \
+             (td_when_all_generate accepts NULL elements)"
+        ),
+    )
+}
+
+#[cold]
+fn bad_element(e: crate::task::BadFuture, i: usize) -> CError {
+    bad_future(e, &format!("futures[{i}]"))
+}
+
+#[cold]
+fn foreign_element(i: usize) -> CError {
+    raw::other_scheduler(&format!("`futures[{i}]`")).into()
+}
+
+/// Decodes `n` elements into a buffer (on the stack when small) and runs `f` on them. `f` has
+/// one call site, so that it is inlined here (a when_all from a task is then one frame).
+#[inline(always)]
+pub(super) fn with_decoded<R>(
+    n: usize,
+    decode: impl Fn(usize) -> CResult<*mut TaskHeader>,
+    f: impl FnOnce(&[*mut TaskHeader]) -> crate::error::Result<R>,
+) -> CResult<R> {
+    let mut buffer = [std::mem::MaybeUninit::<*mut TaskHeader>::uninit(); STACK_DEPENDENCES];
+    let heap: Vec<*mut TaskHeader>;
+    let deps: &[*mut TaskHeader] = if n <= STACK_DEPENDENCES {
+        for (i, slot) in buffer.iter_mut().take(n).enumerate() {
+            slot.write(decode(i)?);
+        }
+        // SAFETY: the first `n` elements were written just above.
+        unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast(), n) }
+    } else {
+        heap = (0..n).map(decode).collect::<CResult<Vec<_>>>()?;
+        &heap
+    };
+    Ok(f(deps)?)
+}
