@@ -3,12 +3,19 @@
  *
  * Each call F(k) is a task. For k > 1 the task spawns F(k-2) at high priority (that branch is
  * shorter, so running it first frees memory sooner, 002 §2.2.6) and F(k-1) at regular priority,
- * respawns itself with a dependence on their when_all, and on its second run adds their
- * results. Its destroy callback releases the children's futures when it completes (002 §2.2.5).
+ * respawns itself once both have completed, and on its second run adds their results. Its
+ * destroy callback releases the children's futures when it completes (002 §2.2.5).
  *
- * A spawn that finds the pool exhausted returns NULL (TD_ERROR_POOL_EXHAUSTED): the task then
- * gives up cleanly (result -1) and the failure propagates to the root. The second run below
- * shows it with a pool that is too small.
+ * The respawn is td_task_respawn_when_all: Fig. 3.4's respawn on the when_all of the children
+ * in one call, which makes no future and, when only one child is still incomplete (the usual
+ * case on one worker), no when_all either. The three-call form it replaces:
+ *     td_future *all = td_when_all(td_task_scheduler(ctx), s->child, 2);
+ *     td_task_respawn(ctx, all, TD_PRIORITY_HIGH);
+ *     td_future_release(all);
+ *
+ * A spawn that finds the pool exhausted returns NULL (TD_ERROR_POOL_EXHAUSTED), and so does the
+ * respawn when it needs a when_all: the task then gives up cleanly (result -1) and the failure
+ * propagates to the root. The second run below shows it with a pool that is too small.
  *
  * Usage: fib_task [n]   (default 30)
  */
@@ -77,13 +84,12 @@ static void fib_task(td_task_ctx *ctx, void *state)
             *result = -1;
             return;
         }
-        td_future *all = td_when_all(td_task_scheduler(ctx), s->child, 2);
-        if (all == NULL) {
-            *result = -1;
+        td_status st = td_task_respawn_when_all(ctx, s->child, 2, TD_PRIORITY_HIGH);
+        if (st == TD_ERROR_POOL_EXHAUSTED) {
+            *result = -1; /* no room for the when_all: this task completes now */
             return;
         }
-        CHECK(td_task_respawn(ctx, all, TD_PRIORITY_HIGH));
-        CHECK(td_future_release(all));
+        CHECK(st);
     }
 }
 

@@ -1,6 +1,6 @@
 //! Stress tests of the task DAG with more workers than cores: exact Fibonacci numbers from many
-//! repetitions, and random DAGs of spawns, when_alls and respawns whose every task must run the
-//! expected number of times.
+//! repetitions, and random DAGs of spawns, when_alls and respawns (separate or in one call) whose
+//! every task must run the expected number of times.
 //!
 //! The Fibonacci repetitions are long in a debug build and run in release mode only (scripts/test.sh
 //! runs `cargo test --release --test task_stress`).
@@ -90,7 +90,8 @@ impl Random {
 }
 
 /// A task that, `depth` levels deep, spawns a random number of children with random priorities,
-/// some of them after a sibling, waits for all of them through a when_all, and counts its runs.
+/// some of them after a sibling, waits for all of them (a when_all and a respawn on it, or
+/// respawn_when_all), and counts its runs.
 fn random_task(
     seed: u64,
     depth: u32,
@@ -129,9 +130,13 @@ fn random_task(
             children.push(f);
         }
         let refs: Vec<&Future> = children.iter().collect();
-        let all = ctx.when_all(&refs).unwrap();
-        ctx.respawn(Some(&all), Priority::ALL[random.below(3) as usize])
-            .unwrap();
+        let priority = Priority::ALL[random.below(3) as usize];
+        if random.below(2) == 0 {
+            let all = ctx.when_all(&refs).unwrap();
+            ctx.respawn(Some(&all), priority).unwrap();
+        } else {
+            ctx.respawn_when_all(&refs, priority).unwrap();
+        }
         respawned = true;
     }
 }
