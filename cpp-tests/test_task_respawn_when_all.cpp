@@ -81,7 +81,7 @@ void on_each_worker_count(Body body) {
 // What tasks record, checked afterwards on the test's thread
 // ---------------------------------------------------------------------------------------------
 
-constexpr int parent_id = 100;
+constexpr int parent_id = -1;  // children have ids from 0
 
 std::mutex record_mutex;
 std::vector<int> completions;  // ids of tasks in the order they completed
@@ -447,6 +447,81 @@ TEST_CASE("the futures may be released right after the call, before the run ends
       }
     }
     CHECK(run_fib_respawn_when_all(s, 12) == 144);
+    check_pool_empty(s);
+  });
+}
+
+namespace {
+
+td_future* foreign_future = nullptr;  // a future of another scheduler
+
+struct many_state {
+  std::vector<td_future*>* deps;  // the test's
+  int runs;
+};
+
+void parent_of_many(td_task_ctx* ctx, void* state) {
+  auto* s = static_cast<many_state*>(state);
+  *static_cast<int*>(td_task_result(ctx)) = ++s->runs;
+  if (s->runs > 1) {
+    complete(parent_id);
+    return;
+  }
+  std::vector<td_future*>& deps = *s->deps;
+  // A bad element far past the first eight (which are decoded on the stack) is found too.
+  td_future* kept = deps[900];
+  deps[900] = foreign_future;
+  note(td_task_respawn_when_all(ctx, deps.data(), static_cast<int>(deps.size()),
+                                TD_PRIORITY_REGULAR));
+  deps[900] = kept;
+  note(td_task_respawn_when_all(ctx, deps.data(), static_cast<int>(deps.size()),
+                                TD_PRIORITY_REGULAR));
+  gate.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+TEST_CASE("a thousand incomplete elements: a tree of when_alls") {
+  on_each_worker_count([](td_space* space, std::size_t) {
+    scheduler_ref s(space, 1u << 20);
+    scheduler_ref other(workers::serial, 1u << 20);
+    reset_records();
+    foreign_future = host_spawn(policy(other), closure(mark, &parent_id, sizeof parent_id));
+    std::vector<td_future*> deps;
+    for (int i = 0; i < 1000; ++i) deps.push_back(spawn_gated(s, i));
+    td_future* child_500 = deps[500];
+    deps[500] = nullptr;  // skipped
+    many_state state{&deps, 0};
+    const td_scheduler_stats before = s.stats();
+    td_future* f = host_spawn(policy(s, TD_PRIORITY_HIGH),
+                              closure(parent_of_many, &state, sizeof state, sizeof(int)));
+    s.wait();
+    CHECK(result_of<int>(f) == 2);
+    REQUIRE(outcomes.size() == 2);
+    check_outcome(outcomes[0], TD_ERROR_INVALID_ARGUMENT,
+                  {"td_task_respawn_when_all", "futures[900]", "another scheduler"});
+    check_outcome(outcomes[1], TD_OK);
+    // More than one block's worth of dependences: a when_all of when_alls.
+    CHECK(s.stats().when_alls_created - before.when_alls_created >= 3);
+    // Every child but 500, whose element was NULL, completed before the parent's second run.
+    REQUIRE(completions.size() == 1001);
+    const auto parent_at = std::find(completions.begin(), completions.end(), parent_id);
+    std::vector<int> before_parent(completions.begin(), parent_at);
+    before_parent.erase(std::remove(before_parent.begin(), before_parent.end(), 500),
+                        before_parent.end());
+    std::sort(before_parent.begin(), before_parent.end());
+    REQUIRE(before_parent.size() == 999);
+    for (int i = 0; i < 999; ++i) {
+      if (before_parent[static_cast<std::size_t>(i)] != (i < 500 ? i : i + 1)) {
+        FAIL_CHECK("child " << (i < 500 ? i : i + 1) << " completed after the parent");
+        break;
+      }
+    }
+    for (td_future* d : deps) CHECK(td_future_release(d) == TD_OK);
+    CHECK(td_future_release(child_500) == TD_OK);
+    CHECK(td_future_release(f) == TD_OK);
+    other.wait();
+    CHECK(td_future_release(foreign_future) == TD_OK);
     check_pool_empty(s);
   });
 }
