@@ -77,7 +77,7 @@ TEST_CASE("fibonacci with respawn_when_all") {
   CHECK(st.alive == 1);  // f
 }
 
-TEST_CASE("respawn_when_all over a vector; its failures throw taskdag::error") {
+TEST_CASE("respawn_when_all over a vector, and failures that throw taskdag::error") {
   taskdag::memory_pool pool(1 << 20);
   taskdag::scheduler sched(pool);
   std::atomic<int> children_done{0};
