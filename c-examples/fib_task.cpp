@@ -3,7 +3,7 @@
 // Each call F(n) is a lambda that taskdag copies into the task's memory. It holds the futures of
 // its children; they are released when the task completes and the lambda is destroyed
 // (002 §2.2.5). F(n-2) runs at high priority, F(n-1) at regular priority, and the task respawns
-// on their when_all, adding their results on its second run.
+// once both have completed, adding their results on its second run.
 //
 // Usage: fib_task_cpp [n]   (default 28)
 #include <taskdag.hpp>
@@ -23,7 +23,8 @@ taskdag::future<long> spawn_fib(Spawner& spawner, long n, taskdag::priority p) {
                          if (!child[0].is_null()) return child[0].get() + child[1].get();
                          child[0] = spawn_fib(ctx, n - 2, taskdag::priority::high);
                          child[1] = spawn_fib(ctx, n - 1, taskdag::priority::regular);
-                         ctx.respawn(ctx.when_all(child[0], child[1]), taskdag::priority::high);
+                         // Fig. 3.4's respawn(when_all(...)) in one call, no future made.
+                         ctx.respawn_when_all(taskdag::priority::high, child[0], child[1]);
                          return 0;  // overwritten by the second run
                        });
 }

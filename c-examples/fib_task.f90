@@ -2,8 +2,8 @@
 !>
 !> The task is a bind(c) subroutine; its state is a bind(c) derived type that taskdag copies into
 !> the task. F(n-2) is spawned at high priority, F(n-1) at regular priority; the task respawns
-!> on their when_all and adds their results on its second run. Its destroy procedure releases
-!> the children's futures when it completes.
+!> once both have completed and adds their results on its second run. Its destroy procedure
+!> releases the children's futures when it completes.
 module fib_tasks
   use, intrinsic :: iso_c_binding
   use taskdag
@@ -23,7 +23,6 @@ contains
     type(fib_state), pointer :: s
     integer(c_int64_t), pointer :: result
     type(fib_state), target :: child
-    type(c_ptr) :: all
     type(c_funptr) :: task, destroy
 
     ! Function addresses in variables: gfortran puts c_funloc constants passed directly into
@@ -43,9 +42,8 @@ contains
       child%n = s%n - 1
       s%child(2) = taskdag_task_spawn(ctx, task, c_loc(child), c_sizeof(child), &
                                       c_sizeof(result), destroy=destroy)
-      all = taskdag_task_when_all(ctx, s%child)
-      call taskdag_task_respawn(ctx, all, TD_PRIORITY_HIGH)
-      call taskdag_future_release(all)
+      ! Fig. 3.4's respawn(when_all(...)) in one call, no future made.
+      call taskdag_task_respawn_when_all(ctx, s%child, TD_PRIORITY_HIGH)
     end if
   end subroutine fib_task
 

@@ -19,16 +19,18 @@ public:
   explicit scheduler_ref(workers w = workers::threads, std::size_t pool_bytes = 8u << 20,
                          int team_size = 0)
       : pool_(pool_bytes) {
-    td_scheduler_args args = TD_SCHEDULER_ARGS_INIT;
     td_space* space = nullptr;
     if (w == workers::serial) {
       REQUIRE(td_space_serial(&space) == TD_OK);
     }
-    args.space = space;
-    args.pool = pool_.get();
-    args.team_size = team_size;
-    const td_status status = td_scheduler_create(&args, &sched_);
+    const td_status status = create(space, team_size);
     td_space_release(space);
+    INFO(last_message());
+    REQUIRE(status == TD_OK);
+  }
+  // On `space` (borrowed), e.g. a sub-instance of the Threads space.
+  scheduler_ref(td_space* space, std::size_t pool_bytes, int team_size = 0) : pool_(pool_bytes) {
+    const td_status status = create(space, team_size);
     INFO(last_message());
     REQUIRE(status == TD_OK);
   }
@@ -59,6 +61,14 @@ public:
   }
 
 private:
+  td_status create(td_space* space, int team_size) {
+    td_scheduler_args args = TD_SCHEDULER_ARGS_INIT;
+    args.space = space;
+    args.pool = pool_.get();
+    args.team_size = team_size;
+    return td_scheduler_create(&args, &sched_);
+  }
+
   pool_ref pool_;
   td_scheduler* sched_ = nullptr;
 };

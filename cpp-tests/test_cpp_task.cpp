@@ -24,6 +24,21 @@ taskdag::future<long> spawn_fib(Spawner& spawner, long n, taskdag::priority p) {
                        });
 }
 
+// The same with task_context::respawn_when_all: 000 Fig. 3.4's respawn(when_all(...)) in one call.
+template <class Spawner>
+taskdag::future<long> spawn_fib_fused(Spawner& spawner, long n, taskdag::priority p) {
+  return spawner.spawn(taskdag::task_single(p),
+                       [n, child = std::array<taskdag::future<long>, 2>{}](
+                           taskdag::task_context& ctx) mutable -> long {
+                         if (n < 2) return n;
+                         if (!child[0].is_null()) return child[0].get() + child[1].get();
+                         child[0] = spawn_fib_fused(ctx, n - 2, taskdag::priority::high);
+                         child[1] = spawn_fib_fused(ctx, n - 1, taskdag::priority::regular);
+                         ctx.respawn_when_all(taskdag::priority::high, child[0], child[1]);
+                         return 0;
+                       });
+}
+
 std::atomic<int> live_tokens{0};
 
 // Counts live copies, so a test sees when the task's copy of a lambda is destroyed.
@@ -47,6 +62,71 @@ TEST_CASE("fibonacci with lambdas as tasks") {
   const td_scheduler_stats st = sched.statistics();
   CHECK(st.tasks_spawned == 21891);
   CHECK(st.alive == 1);  // f
+}
+
+TEST_CASE("fibonacci with respawn_when_all") {
+  taskdag::memory_pool pool(8 << 20);
+  taskdag::scheduler sched(pool);
+  auto f = spawn_fib_fused(sched, 20, taskdag::priority::regular);
+  sched.wait();
+  CHECK(f.get() == 6765);
+  const td_scheduler_stats st = sched.statistics();
+  CHECK(st.tasks_spawned == 21891);
+  CHECK(st.tasks_respawned == 10945);
+  CHECK(st.when_alls_created <= st.tasks_respawned);
+  CHECK(st.alive == 1);  // f
+}
+
+TEST_CASE("respawn_when_all over a vector, and failures that throw taskdag::error") {
+  taskdag::memory_pool pool(1 << 20);
+  taskdag::scheduler sched(pool);
+  std::atomic<int> children_done{0};
+  auto sum = sched.spawn(taskdag::task_single(),
+                         [&children_done, parts = std::vector<taskdag::future<int>>()](
+                             taskdag::task_context& ctx) mutable -> int {
+                           if (parts.empty()) {
+                             for (int i = 0; i < 10; ++i) {
+                               parts.push_back(ctx.spawn(taskdag::task_single(),
+                                                         [i, &children_done](auto&) {
+                                                           ++children_done;
+                                                           return i;
+                                                         }));
+                             }
+                             parts.emplace_back();  // a null future is skipped
+                             ctx.respawn_when_all(parts);
+                             return -1;
+                           }
+                           int total = children_done.load() == 10 ? 0 : -1000;
+                           for (const auto& p : parts) total += p.is_null() ? 0 : p.get();
+                           return total;
+                         });
+  // An unknown priority, and a second respawn in a run: the exceptions' statuses, caught in
+  // the task (an exception must not leave a task).
+  std::atomic<int> bad_priority{TD_OK};
+  std::atomic<int> second_respawn{TD_OK};
+  auto twice = sched.spawn(taskdag::task_single(),
+                           [&bad_priority, &second_respawn, runs = 0](
+                               taskdag::task_context& ctx) mutable -> int {
+                             if (++runs > 1) return runs;
+                             try {
+                               ctx.respawn_when_all(static_cast<taskdag::priority>(7));
+                             } catch (const taskdag::error& e) {
+                               bad_priority = e.status();
+                             }
+                             ctx.respawn_when_all(taskdag::priority::low);
+                             try {
+                               ctx.respawn(taskdag::priority::low);
+                             } catch (const taskdag::error& e) {
+                               second_respawn = e.status();
+                             }
+                             return runs;
+                           });
+  sched.wait();
+  CHECK(sum.get() == 45);
+  CHECK(twice.get() == 2);
+  CHECK(bad_priority.load() == TD_ERROR_INVALID_ARGUMENT);
+  CHECK(second_respawn.load() == TD_ERROR_INVALID_ARGUMENT);
+  CHECK(sched.statistics().task_executions == 2 + 10 + 2);
 }
 
 TEST_CASE("a task's callable is destroyed when the task completes, not when its future goes") {

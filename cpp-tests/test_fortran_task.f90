@@ -1,6 +1,6 @@
 !> Checks of the Fortran task-DAG layer: spawning a bind(c) task with bind(c) state from the
-!> host and from a task, futures with shared ownership, when_all, respawn, statistics, and
-!> failures reported through `stat`.
+!> host and from a task, futures with shared ownership, when_all, respawn, respawn_when_all,
+!> statistics, and failures reported through `stat`.
 module fortran_task_checks
   use, intrinsic :: iso_c_binding
   use taskdag
@@ -11,6 +11,13 @@ module fortran_task_checks
     integer(c_int64_t) :: runs = 0
     type(c_ptr) :: child = c_null_ptr
   end type add_state
+
+  type, bind(c) :: fan_in_state
+    integer(c_int64_t) :: runs = 0
+    type(c_ptr) :: child(4) = c_null_ptr  ! the fourth stays c_null_ptr
+  end type fan_in_state
+
+  integer :: second_respawn_stat = -1
 
 contains
 
@@ -46,6 +53,48 @@ contains
     result = 2 * s%a
   end subroutine double_task
 
+  !> First run: spawns three children computing 2*1, 2*2, 2*3 and respawns once all of them
+  !> completed (a c_null_ptr element is skipped), then tries a second respawn; second run: their
+  !> sum.
+  recursive subroutine fan_in_task(ctx, state) bind(c)
+    type(c_ptr), value :: ctx, state
+    type(fan_in_state), pointer :: s
+    type(add_state), target :: child_state
+    integer(c_int64_t), pointer :: result
+    type(c_funptr) :: double_it
+    integer :: i
+
+    call c_f_pointer(state, s)
+    call c_f_pointer(td_task_result(ctx), result)
+    s%runs = s%runs + 1
+    if (s%runs == 1) then
+      double_it = c_funloc(double_task)
+      do i = 1, 3
+        child_state%a = i
+        s%child(i) = taskdag_task_spawn(ctx, double_it, c_loc(child_state), &
+                                        c_sizeof(child_state), 8_c_size_t)
+      end do
+      call taskdag_task_respawn_when_all(ctx, s%child, TD_PRIORITY_HIGH)
+      call taskdag_task_respawn_when_all(ctx, s%child(1:1), stat=second_respawn_stat)
+    else
+      result = 0
+      do i = 1, 3
+        result = result + taskdag_future_int64(s%child(i))
+      end do
+    end if
+  end subroutine fan_in_task
+
+  subroutine release_children(state) bind(c)
+    type(c_ptr), value :: state
+    type(fan_in_state), pointer :: s
+    integer :: i
+
+    call c_f_pointer(state, s)
+    do i = 1, size(s%child)
+      call taskdag_future_release(s%child(i))
+    end do
+  end subroutine release_children
+
   subroutine release_child(state) bind(c)
     type(c_ptr), value :: state
     type(add_state), pointer :: s
@@ -67,6 +116,7 @@ program test_fortran_task
   type(taskdag_scheduler) :: sched
   type(taskdag_future) :: f, g, none
   type(add_state), target :: state
+  type(fan_in_state), target :: fan_state
   type(td_scheduler_stats) :: stats
   type(c_funptr) :: task, destroy
   integer :: stat
@@ -107,6 +157,31 @@ program test_fortran_task
   call check(g%get_int64() == 2, 'dependent task ran')
   call f%release()
   call g%release()
+
+  ! respawn(when_all(...)) in one call.
+  task = c_funloc(fan_in_task)
+  destroy = c_funloc(release_children)
+  stats = sched%statistics()
+  call sched%spawn(f, task, c_loc(fan_state), c_sizeof(fan_state), 8_c_size_t, destroy=destroy)
+  call sched%wait()
+  call check(f%get_int64() == 12, 'respawn_when_all: 2*1 + 2*2 + 2*3')
+  call check(second_respawn_stat == TD_ERROR_INVALID_ARGUMENT, &
+             'a second respawn in a run: '//taskdag_status_name(second_respawn_stat))
+  g = f
+  call f%release()
+  block
+    type(td_scheduler_stats) :: after
+    after = sched%statistics()
+    call check(after%tasks_spawned - stats%tasks_spawned == 4, 'respawn_when_all: spawns')
+    call check(after%tasks_respawned - stats%tasks_respawned == 1, 'respawn_when_all: respawns')
+    call check(after%task_executions - stats%task_executions == 5, 'respawn_when_all: runs')
+    call check(after%when_alls_created - stats%when_alls_created <= 1, &
+               'respawn_when_all: at most one when_all')
+    call check(after%alive == 1, 'respawn_when_all: only the held task is alive')
+  end block
+  call g%release()
+  stats = sched%statistics()
+  call check(stats%alive == 0, 'respawn_when_all: nothing alive')
 
   call sched%release()
   call pool%release()

@@ -1235,6 +1235,7 @@ module taskdag
   public :: td_host_spawn, td_when_all, td_future_retain, td_future_release, td_future_is_null
   public :: td_future_is_ready, td_future_get, td_future_result, td_future_result_size
   public :: td_task_spawn, td_task_respawn, td_task_result, td_task_team, td_task_scheduler
+  public :: td_task_respawn_when_all
 
   interface
     !> Creates a scheduler; `out` receives a handle with one reference.
@@ -1375,6 +1376,18 @@ module taskdag
       integer(c_int) :: status
     end function td_task_respawn
 
+    !> Runs the task again once all `count` futures have completed (c_null_ptr elements are
+    !> skipped) at `priority`: td_task_respawn on their td_when_all in one call, no future made.
+    function td_task_respawn_when_all(ctx, futures, count, priority) &
+        bind(c, name="td_task_respawn_when_all") result(status)
+      import :: c_int, c_int32_t, c_ptr
+      type(c_ptr), value :: ctx
+      type(c_ptr), intent(in) :: futures(*)
+      integer(c_int), value :: count
+      integer(c_int32_t), value :: priority
+      integer(c_int) :: status
+    end function td_task_respawn_when_all
+
     !> The running task's result bytes (c_f_pointer them to the result's type).
     function td_task_result(ctx) bind(c, name="td_task_result") result(bytes)
       import :: c_ptr
@@ -1434,6 +1447,7 @@ module taskdag
   end type taskdag_scheduler
 
   public :: taskdag_task_spawn, taskdag_task_respawn, taskdag_task_when_all
+  public :: taskdag_task_respawn_when_all
   public :: taskdag_future_int64, taskdag_future_release
 
   ! ==========================================================================================
@@ -3583,6 +3597,22 @@ contains
     future = td_when_all(td_task_scheduler(ctx), futures, int(size(futures), c_int))
     call report(spawn_status(future), stat)
   end function taskdag_task_when_all
+
+  !> Runs the running task again once all `futures` have completed (c_null_ptr elements are
+  !> skipped; none incomplete: as soon as possible) at `priority` (default regular):
+  !> taskdag_task_respawn on taskdag_task_when_all(futures) in one call that makes no future
+  !> (000 Fig. 3.4). The futures are borrowed for the call only; at most one respawn per run.
+  subroutine taskdag_task_respawn_when_all(ctx, futures, priority, stat)
+    type(c_ptr), intent(in) :: ctx
+    type(c_ptr), intent(in) :: futures(:)
+    integer(c_int32_t), intent(in), optional :: priority
+    integer, intent(out), optional :: stat
+    integer(c_int32_t) :: p
+
+    p = TD_PRIORITY_REGULAR
+    if (present(priority)) p = priority
+    call report(td_task_respawn_when_all(ctx, futures, int(size(futures), c_int), p), stat)
+  end subroutine taskdag_task_respawn_when_all
 
   !> The int64 result of a completed task behind a raw future.
   function taskdag_future_int64(future, stat) result(value)

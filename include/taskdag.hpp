@@ -1810,6 +1810,12 @@ future<void> when_all(td_scheduler* scheduler, const std::vector<future<T>>& fut
   return future<void>::adopt(all);
 }
 
+inline void respawn_when_all(td_task_ctx* ctx, td_future* const* handles, std::size_t count,
+                             priority p) {
+  check(td_task_respawn_when_all(ctx, handles, static_cast<int>(count),
+                                 static_cast<td_priority>(p)));
+}
+
 }  // namespace detail
 
 /// What a running task sees (000 §3.2.3 member_type): its team, spawn, respawn and when_all.
@@ -1833,6 +1839,26 @@ public:
   /// Runs this task again as soon as possible, at `p`.
   void respawn(priority p = priority::regular) {
     check(td_task_respawn(ctx_, nullptr, static_cast<td_priority>(p)));
+  }
+
+  /// Runs this task again once all `futures` have completed, at `p`: respawn(when_all(...)) of
+  /// 000 Fig. 3.4 in one call that makes no future (td_task_respawn_when_all). Null futures are
+  /// skipped; none, or none incomplete, respawns as soon as possible. The futures are borrowed
+  /// for the call only. At most one respawn (of either kind) per run.
+  template <class... Futures>
+  void respawn_when_all(priority p, const Futures&... futures) {
+    static_assert((std::is_base_of<future_base, Futures>::value && ...),
+                  "respawn_when_all takes taskdag futures after the priority");
+    std::array<td_future*, sizeof...(Futures)> handles{{futures.get_handle()...}};
+    detail::respawn_when_all(ctx_, handles.data(), handles.size(), p);
+  }
+
+  template <class T>
+  void respawn_when_all(const std::vector<future<T>>& futures, priority p = priority::regular) {
+    std::vector<td_future*> handles;
+    handles.reserve(futures.size());
+    for (const auto& f : futures) handles.push_back(f.get_handle());
+    detail::respawn_when_all(ctx_, handles.data(), handles.size(), p);
   }
 
   /// A future that completes when all `futures` have (000 when_all).
