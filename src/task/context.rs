@@ -197,9 +197,11 @@ impl<'a> TaskContext<'a> {
         closure: &RawClosure,
         what: &str,
     ) -> Result<NonNull<TaskHeader>> {
-        self.record
+        let taken = self
+            .record
             .claim(self.member.rank(), self.team_size, what)?;
-        super::spawn::spawn(&self.place, policy, closure, what)
+        let spawned = super::spawn::spawn(&self.place, policy, closure, what);
+        self.record.give_back(taken, spawned)
     }
 
     /// A future that completes when all of `dependences` have (000 §3.2.2 `when_all`).
@@ -229,10 +231,11 @@ impl<'a> TaskContext<'a> {
         priority: Priority,
         what: &str,
     ) -> Result<()> {
-        self.record
+        let taken = self
+            .record
             .claim(self.member.rank(), self.team_size, what)?;
         if dependence == Some(self.task) {
-            return Err(own_future(what));
+            return self.record.give_back(taken, Err(own_future(what)));
         }
         let request = Respawn {
             dependence,
@@ -241,7 +244,7 @@ impl<'a> TaskContext<'a> {
         };
         // SAFETY: the claim is ours (or this is a single task).
         if unsafe { self.record.request_respawn(request) }.is_err() {
-            return Err(second_respawn(what));
+            return self.record.give_back(taken, Err(second_respawn(what)));
         }
         // The caller's future keeps the dependence alive until the run ends, when the executor
         // takes its own reference (see `Respawn`).
@@ -270,7 +273,7 @@ impl<'a> TaskContext<'a> {
     /// exactly when a when_all of them all would); else a when_all. With one worker a Fibonacci
     /// task's first child has usually run by the time the task respawns (the spawn of the
     /// second one ran it, 002 §3.3.2), so the task waits on the second child directly and no
-    /// when_all block is made, filled, completed and freed: 834 -> 726 instructions per node
+    /// when_all block is made, filled, completed and freed: 834 -> 729 instructions per node
     /// (callgrind, `bench_fib_taskdag --n 20 --threads 1`). One exception, with several
     /// workers: a private incomplete entity (`Place::private_dependence`) still gets a
     /// when_all, since that when_all is made and waited on with plain stores where the task's
@@ -287,9 +290,22 @@ impl<'a> TaskContext<'a> {
         priority: Priority,
         what: &str,
     ) -> Result<()> {
-        self.record
+        let taken = self
+            .record
             .claim(self.member.rank(), self.team_size, what)?;
-        // SAFETY: the claim is ours (or this is a single task).
+        let requested = self.respawn_when_all_claimed(deps, priority, what);
+        self.record.give_back(taken, requested)
+    }
+
+    /// `respawn_when_all_raw` once the claim is ours (or this is a single task).
+    #[inline(always)]
+    fn respawn_when_all_claimed(
+        &self,
+        deps: &[*mut TaskHeader],
+        priority: Priority,
+        what: &str,
+    ) -> Result<()> {
+        // SAFETY: the claim is ours.
         if unsafe { self.record.has_respawn() } {
             return Err(second_respawn(what));
         }

@@ -69,25 +69,38 @@ impl ExecutionRecord {
     }
 
     /// Claims the spawn and respawn rights of this run for team rank `rank` (once claimed, other
-    /// members are refused). Teams of one need no claim.
+    /// members are refused); `true` when this call took the claim. Teams of one need no claim.
+    /// A call that then fails gives back a claim it took (`give_back`), so that a refused spawn
+    /// or respawn changes nothing, not even which member may spawn.
     #[inline(always)]
-    pub(crate) fn claim(&self, rank: usize, team_size: usize, what: &str) -> Result<()> {
+    pub(crate) fn claim(&self, rank: usize, team_size: usize, what: &str) -> Result<bool> {
         if team_size == 1 {
-            return Ok(());
+            return Ok(false);
         }
         self.claim_in_team(rank, what)
     }
 
-    /// `claim` in a team of more than one (out of line: single tasks only test the size).
+    /// Gives back the claim `claim` took (`taken`) for a call that failed.
+    #[inline(always)]
+    pub(crate) fn give_back<R>(&self, taken: bool, result: Result<R>) -> Result<R> {
+        if result.is_err() && taken {
+            // Relaxed: as the claim; only this member can hold it now.
+            self.spawner.store(NO_MEMBER, Ordering::Relaxed);
+        }
+        result
+    }
+
+    /// The claim in a team of more than one (out of line: single tasks only test the size);
+    /// `true` when this call took it.
     #[inline(never)]
-    fn claim_in_team(&self, rank: usize, what: &str) -> Result<()> {
+    fn claim_in_team(&self, rank: usize, what: &str) -> Result<bool> {
         // Relaxed: the claim orders nothing; the respawn request is read after the barrier.
         match self
             .spawner
             .compare_exchange(NO_MEMBER, rank, Ordering::Relaxed, Ordering::Relaxed)
         {
-            Ok(_) => Ok(()),
-            Err(owner) if owner == rank => Ok(()),
+            Ok(_) => Ok(true),
+            Err(owner) if owner == rank => Ok(false),
             Err(owner) => Err(Error::new(
                 ErrorKind::WrongThread,
                 format!(

@@ -544,6 +544,58 @@ fn only_one_team_member_may_spawn_or_respawn() {
 }
 
 #[test]
+fn a_team_member_whose_respawn_fails_keeps_no_spawn_right() {
+    let s = scheduler_with(
+        2,
+        1 << 20,
+        SchedulerConfig {
+            team_size: 2,
+            team_scratch_bytes: 0,
+        },
+    );
+    let own: Arc<Mutex<Option<Future>>> = Arc::default();
+    let kinds = Arc::new(Mutex::new(Vec::new()));
+    let (own2, k) = (Arc::clone(&own), Arc::clone(&kinds));
+    let runs = AtomicUsize::new(0);
+    let f = s
+        .spawn_team(&Policy::single(), 0, move |ctx| {
+            let m = ctx.team();
+            let first = runs.load(Ordering::Relaxed) == 0;
+            if first && m.rank() == 1 {
+                // Refused (the task's own future, a second respawn): neither takes the right.
+                let me = own2.lock().unwrap().clone().unwrap();
+                let first_kind = ctx.respawn(Some(&me), Priority::Low).unwrap_err().kind();
+                let second_kind = ctx
+                    .respawn_when_all(&[&me], Priority::Low)
+                    .unwrap_err()
+                    .kind();
+                k.lock().unwrap().extend([first_kind, second_kind]);
+            }
+            m.barrier();
+            if first && m.rank() == 0 {
+                // No unwrap: a panic here would leave member 1 at the barrier below.
+                if let Err(e) = ctx.respawn_when_all(&[], Priority::Low) {
+                    k.lock().unwrap().push(e.kind());
+                }
+            }
+            m.barrier();
+            if m.rank() == 0 {
+                runs.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+    *own.lock().unwrap() = Some(f.clone());
+    s.wait().unwrap();
+    assert_eq!(
+        *kinds.lock().unwrap(),
+        [ErrorKind::InvalidArgument, ErrorKind::InvalidArgument]
+    );
+    let st = s.statistics().unwrap();
+    assert_eq!((st.tasks_respawned, st.task_executions), (1, 2));
+    *own.lock().unwrap() = None;
+}
+
+#[test]
 fn misuse_is_reported_and_the_scheduler_keeps_working() {
     let s = scheduler(1);
     let serial = scheduler(0);
