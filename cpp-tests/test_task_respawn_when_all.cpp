@@ -160,45 +160,8 @@ void check_pool_empty(scheduler_ref& s) {
 // Fibonacci
 // ---------------------------------------------------------------------------------------------
 
-std::atomic<int> fib_failures{0};
-
-// fib_task of task_support.hpp with td_task_respawn_when_all in place of td_when_all,
-// td_task_respawn and td_future_release.
-void fib_respawn_when_all(td_task_ctx* ctx, void* state) {
-  auto* s = static_cast<fib_state*>(state);
-  long* result = static_cast<long*>(td_task_result(ctx));
-  if (s->n < 2) {
-    *result = s->n;
-  } else if (s->child[0] != nullptr) {
-    long a = 0, b = 0;
-    td_future_get(s->child[0], &a, sizeof a);
-    td_future_get(s->child[1], &b, sizeof b);
-    *result = a + b;
-  } else {
-    fib_state child{s->n - 2, {nullptr, nullptr}};
-    td_task_closure c =
-        closure(fib_respawn_when_all, &child, sizeof child, sizeof(long), fib_destroy);
-    td_task_policy p = TD_TASK_POLICY_INIT;
-    p.priority = TD_PRIORITY_HIGH;
-    s->child[0] = td_task_spawn(ctx, &p, &c);
-    child.n = s->n - 1;
-    p.priority = TD_PRIORITY_REGULAR;
-    s->child[1] = td_task_spawn(ctx, &p, &c);
-    if (s->child[0] == nullptr || s->child[1] == nullptr ||
-        td_task_respawn_when_all(ctx, s->child, 2, TD_PRIORITY_HIGH) != TD_OK) {
-      fib_failures++;
-    }
-  }
-}
-
 long run_fib_respawn_when_all(scheduler_ref& s, long n) {
-  fib_state root{n, {nullptr, nullptr}};
-  td_future* f = host_spawn(
-      policy(s), closure(fib_respawn_when_all, &root, sizeof root, sizeof(long), fib_destroy));
-  s.wait();
-  const long value = result_of<long>(f);
-  REQUIRE(td_future_release(f) == TD_OK);
-  return value;
+  return run_fib<fib_join::respawn_when_all>(s, n);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,58 +6,20 @@
 //! after the call; and misuse (a second respawn, the task's own future, a future of another
 //! scheduler, a full pool), after which nothing respawned and the scheduler keeps working.
 
+#[path = "common/fib.rs"]
+mod fib;
+
+use fib::{fib_reference, fib_task, scheduler, Join};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use taskdag::error::ErrorKind;
-use taskdag::exec::{PoolOptions, Space};
-use taskdag::pool::{MemoryPool, PoolConfig};
 use taskdag::priority::Priority;
-use taskdag::task::{Future, Policy, Scheduler, SchedulerConfig, TaskContext};
-
-/// Workers: 0 = the Serial space, n = a Threads space of n threads.
-fn scheduler(workers: usize, pool_bytes: usize) -> Scheduler {
-    let space = if workers == 0 {
-        Space::serial()
-    } else {
-        Space::threads(&PoolOptions {
-            threads: workers,
-            ..PoolOptions::default()
-        })
-        .unwrap()
-    };
-    let pool = Arc::new(MemoryPool::new(&PoolConfig::with_total(pool_bytes)).unwrap());
-    Scheduler::new(space, pool, SchedulerConfig::default()).unwrap()
-}
-
-fn fib_reference(n: i64) -> i64 {
-    let (mut a, mut b) = (0, 1);
-    for _ in 0..n {
-        (a, b) = (b, a + b);
-    }
-    a
-}
-
-/// 000 Fig. 3.4 with `respawn(when_all(...))` as one call.
-fn fib_task(n: i64) -> impl FnMut(&TaskContext<'_>) + Send + 'static {
-    let mut children: Option<(Future, Future)> = None;
-    move |ctx| {
-        if n < 2 {
-            ctx.set_result(n).unwrap();
-        } else if let Some((a, b)) = &children {
-            ctx.set_result(a.get::<i64>().unwrap() + b.get::<i64>().unwrap())
-                .unwrap();
-        } else {
-            let high = Policy::single().priority(Priority::High);
-            let a = ctx.spawn(&high, 8, fib_task(n - 2)).unwrap();
-            let b = ctx.spawn(&Policy::single(), 8, fib_task(n - 1)).unwrap();
-            ctx.respawn_when_all(&[&a, &b], Priority::High).unwrap();
-            children = Some((a, b));
-        }
-    }
-}
+use taskdag::task::{Future, Policy, Scheduler, TaskContext};
 
 fn run_fib(s: &Scheduler, n: i64) -> i64 {
-    let f = s.spawn(&Policy::single(), 8, fib_task(n)).unwrap();
+    let f = s
+        .spawn(&Policy::single(), 8, fib_task(n, Join::RespawnWhenAll))
+        .unwrap();
     s.wait().unwrap();
     f.get::<i64>().unwrap()
 }

@@ -5,50 +5,29 @@
 //! The Fibonacci repetitions are long in a debug build and run in release mode only (scripts/test.sh
 //! runs `cargo test --release --test task_stress`).
 
+#[path = "common/fib.rs"]
+mod fib;
+
+use fib::{fib_reference, fib_task, scheduler, Join};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use taskdag::exec::{PoolOptions, Space};
-use taskdag::pool::{MemoryPool, PoolConfig};
 use taskdag::priority::Priority;
-use taskdag::task::{Future, Policy, Scheduler, SchedulerConfig, TaskContext};
-
-fn scheduler(workers: usize, pool_bytes: usize) -> Scheduler {
-    let space = Space::threads(&PoolOptions {
-        threads: workers,
-        ..PoolOptions::default()
-    })
-    .unwrap();
-    let pool = Arc::new(MemoryPool::new(&PoolConfig::with_total(pool_bytes)).unwrap());
-    Scheduler::new(space, pool, SchedulerConfig::default()).unwrap()
-}
-
-fn fib_task(n: i64) -> impl FnMut(&TaskContext<'_>) + Send + 'static {
-    let mut children: Option<(Future, Future)> = None;
-    move |ctx| {
-        if n < 2 {
-            ctx.set_result(n).unwrap();
-        } else if let Some((a, b)) = &children {
-            ctx.set_result(a.get::<i64>().unwrap() + b.get::<i64>().unwrap())
-                .unwrap();
-        } else {
-            let high = Policy::single().priority(Priority::High);
-            let a = ctx.spawn(&high, 8, fib_task(n - 2)).unwrap();
-            let b = ctx.spawn(&Policy::single(), 8, fib_task(n - 1)).unwrap();
-            let all = ctx.when_all(&[&a, &b]).unwrap();
-            ctx.respawn(Some(&all), Priority::High).unwrap();
-            children = Some((a, b));
-        }
-    }
-}
+use taskdag::task::{Future, Policy, TaskContext};
 
 fn fib_27_a_hundred_times(workers: usize) {
     let s = scheduler(workers, 32 << 20);
     for round in 0..100 {
-        let f = s.spawn(&Policy::single(), 8, fib_task(27)).unwrap();
+        // Both ways of waiting for the children, in turn.
+        let join = if round % 2 == 0 {
+            Join::WhenAllThenRespawn
+        } else {
+            Join::RespawnWhenAll
+        };
+        let f = s.spawn(&Policy::single(), 8, fib_task(27, join)).unwrap();
         s.wait().unwrap();
         assert_eq!(
             f.get::<i64>().unwrap(),
-            196_418,
+            fib_reference(27),
             "round {round}, {workers} workers"
         );
     }

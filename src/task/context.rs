@@ -197,9 +197,7 @@ impl<'a> TaskContext<'a> {
         closure: &RawClosure,
         what: &str,
     ) -> Result<NonNull<TaskHeader>> {
-        let taken = self
-            .record
-            .claim(self.member.rank(), self.team_size, what)?;
+        let taken = self.claim(what)?;
         let spawned = super::spawn::spawn(&self.place, policy, closure, what);
         self.record.give_back(taken, spawned)
     }
@@ -231,9 +229,7 @@ impl<'a> TaskContext<'a> {
         priority: Priority,
         what: &str,
     ) -> Result<()> {
-        let taken = self
-            .record
-            .claim(self.member.rank(), self.team_size, what)?;
+        let taken = self.claim(what)?;
         if dependence == Some(self.task) {
             return self.record.give_back(taken, Err(own_future(what)));
         }
@@ -290,9 +286,7 @@ impl<'a> TaskContext<'a> {
         priority: Priority,
         what: &str,
     ) -> Result<()> {
-        let taken = self
-            .record
-            .claim(self.member.rank(), self.team_size, what)?;
+        let taken = self.claim(what)?;
         let requested = self.respawn_when_all_claimed(deps, priority, what);
         self.record.give_back(taken, requested)
     }
@@ -346,6 +340,13 @@ impl<'a> TaskContext<'a> {
         let recorded = unsafe { self.record.request_respawn(request) };
         debug_assert!(recorded.is_ok());
         Ok(())
+    }
+
+    /// Claims this run's spawn and respawn rights for this member (`ExecutionRecord::claim`);
+    /// `true` when this call took them, to be given back if the call fails.
+    #[inline(always)]
+    fn claim(&self, what: &str) -> Result<bool> {
+        self.record.claim(self.member.rank(), self.team_size, what)
     }
 
     /// Records a panic of a task closure; `wait` rethrows it.

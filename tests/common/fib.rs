@@ -1,0 +1,68 @@
+//! 000 Fig. 3.4's Fibonacci task and a scheduler on a Threads space (or the Serial one), for
+//! the task DAG's integration tests.
+// Each test crate that includes this file uses part of it.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use taskdag::exec::{PoolOptions, Space};
+use taskdag::pool::{MemoryPool, PoolConfig};
+use taskdag::priority::Priority;
+use taskdag::task::{Future, Policy, Scheduler, SchedulerConfig, TaskContext};
+
+/// A scheduler on `workers` threads (0: the Serial space) with a pool of `pool_bytes`.
+pub fn scheduler(workers: usize, pool_bytes: usize) -> Scheduler {
+    let space = if workers == 0 {
+        Space::serial()
+    } else {
+        Space::threads(&PoolOptions {
+            threads: workers,
+            ..PoolOptions::default()
+        })
+        .unwrap()
+    };
+    let pool = Arc::new(MemoryPool::new(&PoolConfig::with_total(pool_bytes)).unwrap());
+    Scheduler::new(space, pool, SchedulerConfig::default()).unwrap()
+}
+
+/// How a task waits for its children: a when_all and a respawn on it, or respawn_when_all.
+#[derive(Clone, Copy)]
+pub enum Join {
+    WhenAllThenRespawn,
+    RespawnWhenAll,
+}
+
+/// F(n-2) at high priority, F(n-1) regular, and a respawn once both completed (000 Fig. 3.4).
+pub fn fib_task(n: i64, join: Join) -> impl FnMut(&TaskContext<'_>) + Send + 'static {
+    let mut children: Option<(Future, Future)> = None;
+    move |ctx| {
+        if n < 2 {
+            ctx.set_result(n).unwrap();
+        } else if let Some((a, b)) = &children {
+            ctx.set_result(a.get::<i64>().unwrap() + b.get::<i64>().unwrap())
+                .unwrap();
+        } else {
+            let high = Policy::single().priority(Priority::High);
+            let a = ctx.spawn(&high, 8, fib_task(n - 2, join)).unwrap();
+            let b = ctx
+                .spawn(&Policy::single(), 8, fib_task(n - 1, join))
+                .unwrap();
+            match join {
+                Join::WhenAllThenRespawn => {
+                    let all = ctx.when_all(&[&a, &b]).unwrap();
+                    ctx.respawn(Some(&all), Priority::High).unwrap();
+                }
+                Join::RespawnWhenAll => ctx.respawn_when_all(&[&a, &b], Priority::High).unwrap(),
+            }
+            children = Some((a, b));
+        }
+    }
+}
+
+/// F(n) by iteration.
+pub fn fib_reference(n: i64) -> i64 {
+    let (mut a, mut b) = (0, 1);
+    for _ in 0..n {
+        (a, b) = (b, a + b);
+    }
+    a
+}
