@@ -31,12 +31,14 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 /// (000 Fig. 3.4: `respawn(this, when_all(...))`); a single task's release of exactly that future
 /// during the same run is taken over as the scheduler's reference (`taken_over`), which saves a
 /// retain and a release. Otherwise the executor takes an internal hold when the run ends, while
-/// the caller's future still keeps the dependence alive.
+/// the caller's future still keeps the dependence alive. `respawn_when_all` makes the request
+/// with a user reference of the scheduler's own already taken (`taken_over` from the start).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Respawn {
     pub dependence: Option<NonNull<TaskHeader>>,
     pub priority: Priority,
-    /// The caller released its future of the dependence; the scheduler owns that user reference.
+    /// The scheduler owns a user reference to the dependence: the caller's, which it released,
+    /// or one `respawn_when_all` took.
     pub taken_over: bool,
 }
 
