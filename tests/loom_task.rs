@@ -9,7 +9,12 @@
 //!   as usual: a waiter pushed after the peek still comes back from the close;
 //! - the same with a completer that closes with a plain store once it sees the waiter that held
 //!   the entity's last other reference (`Place::complete`'s path for a task's respawn
-//!   dependence): it takes the waiter once and sees its state.
+//!   dependence): it takes the waiter once and sees its state;
+//! - the queue guard (`queue_guard.rs`): an owner that uses its queue only inside brackets
+//!   (nested or not) and a rescuer that takes from it only under the guard's lock never touch
+//!   the queue at once (loom's cell reports a race otherwise), each task comes out once, and
+//!   the owner sees a rescue that took tasks in its count. The system call of the rescuer's
+//!   barrier is modelled as what it guarantees, a SeqCst fence on both sides.
 //!
 //! Run with:
 //!     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test loom_task
@@ -25,6 +30,7 @@ use loom::sync::Arc;
 use loom::thread;
 use std::ptr::NonNull;
 use taskdag::task::header::{Access, TaskHeader};
+use taskdag::task::queue_guard::QueueGuard;
 use taskdag::task::ready_stack::ReadyStack;
 use taskdag::task::wait_queue;
 
@@ -284,5 +290,48 @@ fn a_completer_that_finds_the_sole_waiter_closes_with_a_store() {
             "a waiter was lost or scheduled twice"
         );
         assert!(wait_queue::is_closed(head));
+    });
+}
+
+/// One owner step per bracket (push, or pop the newest), one rescuer taking the oldest.
+#[test]
+fn the_queue_guard_keeps_an_owner_and_a_rescuer_apart() {
+    check(|| {
+        let guard = Arc::new(QueueGuard::new());
+        let queue = Arc::new(UnsafeCell::new(vec![1u32]));
+        let rescuer = {
+            let (guard, queue) = (Arc::clone(&guard), Arc::clone(&queue));
+            thread::spawn(move || {
+                let mut lock = guard.try_lock(1)?;
+                // SAFETY: the lock keeps the owner out (what the model checks).
+                let taken =
+                    queue.with_mut(|q| unsafe { (!(*q).is_empty()).then(|| (*q).remove(0)) });
+                if taken.is_some() {
+                    lock.took_tasks();
+                }
+                taken
+            })
+        };
+        let mut mine = Vec::new();
+        {
+            let _outer = guard.enter();
+            let _inner = guard.enter();
+            queue.with_mut(|q| unsafe { (*q).push(2) });
+        }
+        for _ in 0..2 {
+            let _bracket = guard.enter();
+            if let Some(t) = queue.with_mut(|q| unsafe { (*q).pop() }) {
+                mine.push(t);
+            }
+        }
+        let theirs = rescuer.join().unwrap();
+        let rescues = {
+            let _bracket = guard.enter();
+            guard.rescues()
+        };
+        assert_eq!(rescues, u32::from(theirs.is_some()));
+        mine.extend(theirs);
+        mine.sort_unstable();
+        assert_eq!(mine, vec![1, 2], "each task comes out exactly once");
     });
 }

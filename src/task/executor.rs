@@ -41,6 +41,18 @@
 //! only delays a task, and no worker waits for an answer, so they bear on neither correctness
 //! nor termination.
 //!
+//! ## Rescue: a worker that does not come back
+//! A busy worker answers only between tasks, one task per request, so one that stays in a long
+//! task function or whose thread lost its core would keep its queued tasks from every idle
+//! worker. An idle worker whose request to it stays unanswered for `RESCUE_AFTER` takes half of
+//! its queued tasks itself (`rescue`), under the lock of `queue_guard.rs`, which the owner's
+//! brackets around every use of its queues make safe without an atomic read-modify-write on
+//! the owner's side. An idle worker answers requests at once, with nothing, so that it is not
+//! taken for one that does not come back. The rescuer leaves idle before it looks, as a worker
+//! that raids a mailbox does, so a rescue does not bear on termination. On 16 workers of the
+//! GPU machine, a task that spawned 150 children of 1 ms and then worked 10 ms itself took
+//! 82-84 ms without it, 12-13 ms with it (`bench/results/16-core-gpu-machine-session12-rescue.md`).
+//!
 //! ## Termination (002 §3.3.2, by an equivalent of the ready-plus-executing count)
 //! A worker that finds nothing increments the idle count of `Shared::idle`; one that leaves idle
 //! adds `IDLE_EPOCH_ONE - 1`, which also bumps the epoch in the upper bits. A worker is idle only
@@ -67,6 +79,7 @@ use crate::priority::Priority;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 /// Tasks run inside spawns (the single-worker mitigation) nest at most this deep, so that the
 /// stack stays bounded.
@@ -82,6 +95,18 @@ const REQUEST_EVERY: u32 = 16;
 /// comment): a task handed over waits at most about that long for a worker that is not
 /// running.
 const RAID_EVERY: u32 = 32;
+/// An idle worker looks at the clock every this many polls, to see whether it is time to
+/// rescue tasks (`rescue`).
+const RESCUE_POLLS: u32 = 64;
+/// How long a request of an idle worker stays unanswered before that worker tries to rescue
+/// tasks from the one it asked (`rescue`): far longer than a busy worker takes to look at its
+/// requests (a task's time; idle ones answer at once, with nothing), far shorter than the time
+/// slices of a descheduled thread (milliseconds). Each attempt that finds nothing doubles the
+/// time before the next one, up to 2^`MAX_RESCUE_MISSES` times this, so that a worker that
+/// runs one long task with nothing queued is interrupted rarely (each attempt interrupts every
+/// running worker of the process once).
+const RESCUE_AFTER: Duration = Duration::from_micros(50);
+const MAX_RESCUE_MISSES: u32 = 7;
 
 impl Worker {
     /// The loop one thread runs during a wait.
@@ -100,7 +125,7 @@ impl Worker {
                     continue;
                 }
             }
-            if let Some(task) = self.find_task(shared, leader) {
+            if let Some(task) = self.find_task(shared, leader, place.access) {
                 self.share_on_request(shared);
                 self.execute(&place, task);
                 continue;
@@ -119,11 +144,17 @@ impl Worker {
         &shared.teams[self.rank / shared.team_size]
     }
 
-    /// The highest-priority available task (module comment).
+    /// The highest-priority available task (module comment). `access` is the wait's.
     #[inline]
-    pub(crate) fn find_task(&self, shared: &Shared, leader: bool) -> Option<NonNull<TaskHeader>> {
-        // SAFETY: the worker's thread; a short borrow.
-        let local = unsafe { &mut self.owned().local };
+    pub(crate) fn find_task(
+        &self,
+        shared: &Shared,
+        leader: bool,
+        access: Access,
+    ) -> Option<NonNull<TaskHeader>> {
+        let _bracket = self.bracket(access);
+        // SAFETY: the worker's thread, in a bracket where needed; a short borrow.
+        let local = unsafe { self.queues() };
         // A private High task is the answer whatever the other places hold: none has a higher
         // priority, and at each priority the worker's own queue comes first. So no look at the
         // shared hints, whose line changes with every publication and take: with several
@@ -140,11 +171,13 @@ impl Worker {
     }
 
     /// `find_task` when other places may hold tasks: each priority, highest first, everywhere.
+    /// Inside `find_task`'s bracket, where needed.
     #[inline(never)]
     fn find_task_anywhere(&self, shared: &Shared, leader: bool) -> Option<NonNull<TaskHeader>> {
         for priority in Priority::ALL {
             let p = priority.index();
-            if let Some(task) = self.local_pop(priority) {
+            // SAFETY: the worker's thread, in the caller's bracket; a short borrow.
+            if let Some(task) = unsafe { self.queues() }.pop(priority) {
                 return Some(task);
             }
             if shared.shared_ready[p].load(Ordering::Relaxed) > 0 {
@@ -180,14 +213,18 @@ impl Worker {
     #[inline(never)]
     fn hand_oldest(&self, shared: &Shared, asker: usize) {
         self.request.store(0, Ordering::Relaxed);
-        // SAFETY: the worker's thread; a short borrow.
-        let owned = unsafe { self.owned() };
-        let Some((task, _)) = owned.local.take_oldest() else {
+        let taken = {
+            let _bracket = self.guard.enter();
+            // SAFETY: the worker's thread, in a bracket; a short borrow.
+            unsafe { self.queues() }.take_oldest()
+        };
+        let Some((task, _)) = taken else {
             return;
         };
         // The task may be the dependence a when_all waits on privately: that wait no longer is
         // (`Place::respawn_access`).
-        owned.private_wait = std::ptr::null_mut();
+        // SAFETY: the worker's thread; a short borrow.
+        unsafe { self.owned().private_wait = std::ptr::null_mut() };
         // SAFETY: the task is ready and ours; we give it up. Release (the push): the asker's
         // pop sees the task as this thread left it.
         unsafe { shared.workers[asker].mailbox.push(task) };
@@ -210,7 +247,8 @@ impl Worker {
     fn take_handed(&self, task: NonNull<TaskHeader>) {
         // SAFETY: the task was handed over ready; the worker's thread, short borrows.
         let p = unsafe { task.as_ref() }.priority_index();
-        self.local_push(task, p);
+        // Shared: mail comes only from other workers.
+        self.local_push(task, p, Access::Shared);
         unsafe { self.owned().counters.steals += 1 };
     }
 
@@ -221,6 +259,80 @@ impl Worker {
             .workers
             .iter()
             .find(|w| w.rank != self.rank && !w.mailbox.looks_empty())
+    }
+
+    /// The worker that has left this one's request unanswered for at least `patience`, if any
+    /// (the first in rank order): its owner looks at its requests at every task it runs and
+    /// every push (an idle one at once), so it is descheduled or inside a long task function.
+    /// Forgets the requests found answered (`Owned::asked`).
+    fn unanswered<'s>(&self, shared: &'s Shared, patience: Duration) -> Option<&'s Worker> {
+        // SAFETY: the worker's thread; a short borrow.
+        let asked = unsafe { &mut self.owned().asked };
+        let now = Instant::now();
+        for (w, since) in shared.workers.iter().zip(asked.iter_mut()) {
+            let Some(t) = *since else { continue };
+            // Relaxed: a hint, as every request.
+            if w.request.load(Ordering::Relaxed) != self.rank + 1 {
+                *since = None;
+            } else if now.duration_since(t) >= patience {
+                return Some(w);
+            }
+        }
+        None
+    }
+
+    /// Rescues tasks from the workers that left this one's requests unanswered for at least
+    /// `patience` (`unanswered`), until one rescue takes some; whether one did. The caller has
+    /// left idle.
+    fn rescue_unanswered(&self, shared: &Shared, patience: Duration) -> bool {
+        while let Some(victim) = self.unanswered(shared, patience) {
+            // Tried once, answered or not.
+            // SAFETY: the worker's thread; a short borrow.
+            unsafe { self.owned().asked[victim.rank] = None };
+            if self.rescue(victim) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Takes half the queued tasks of `victim`, oldest first, into this worker's queues, while
+    /// `victim` stays away from the scheduler: its thread descheduled, or in a long task
+    /// function (`queue_guard.rs`). True if it took any. Called by an idle worker after it left
+    /// idle: the taken tasks keep the wait from ending, as a popped mailbox's do.
+    #[cold]
+    #[inline(never)]
+    fn rescue(&self, victim: &Worker) -> bool {
+        // Our own bracket first: while it holds the victim's lock, this thread must not wait
+        // for a rescuer of its own queues (the lock is only tried, never waited for).
+        let _bracket = self.guard.enter();
+        let Some(mut lock) = victim.guard.try_lock(self.rank) else {
+            return false;
+        };
+        // SAFETY: the lock keeps the victim's owner out of its queues, our bracket keeps
+        // rescuers out of ours; short borrows.
+        let (theirs, ours) = unsafe { (victim.queues(), self.queues()) };
+        let want = theirs.len().div_ceil(2);
+        let mut taken = 0;
+        while taken < want {
+            let Some((task, priority)) = theirs.take_oldest() else {
+                break;
+            };
+            ours.push_index(task, priority.index());
+            taken += 1;
+        }
+        // Answered: the victim need not hand a task over when it comes back.
+        let _ =
+            victim
+                .request
+                .compare_exchange(self.rank + 1, 0, Ordering::Relaxed, Ordering::Relaxed);
+        if taken == 0 {
+            return false;
+        }
+        lock.took_tasks();
+        // SAFETY: the worker's thread; a short borrow.
+        unsafe { self.owned().counters.steals += taken as u64 };
+        true
     }
 
     /// Asks the next other worker in turn for a task (`share_on_request`). A load first: a
@@ -241,6 +353,10 @@ impl Worker {
         // Relaxed: a hint (`share_on_request`).
         if request.load(Ordering::Relaxed) == 0 {
             request.store(self.rank + 1, Ordering::Relaxed);
+            if owned.asked.len() != n {
+                owned.asked = vec![None; n];
+            }
+            owned.asked[victim] = Some(Instant::now());
         }
     }
 
@@ -260,10 +376,18 @@ impl Worker {
                 || shared.work_visible(leader)
             {
                 shared.idle.fetch_add(IDLE_EPOCH_ONE - 1, Ordering::SeqCst);
+                // Work came the usual way: the next idle period rescues early again.
+                // SAFETY: the worker's thread; a short borrow.
+                unsafe { self.owned().rescue_misses = 0 };
                 return false;
             }
             if shared.idle.load(Ordering::SeqCst) & IDLE_COUNT_MASK == n && shared.try_terminate() {
                 return true;
+            }
+            // An idle worker has nothing to hand over: it answers requests with nothing, so
+            // that its askers do not take it for a worker that does not come back (`rescue`).
+            if self.request.load(Ordering::Relaxed) != 0 {
+                self.request.store(0, Ordering::Relaxed);
             }
             if polls % REQUEST_EVERY == 0 {
                 self.ask_for_work(shared);
@@ -274,6 +398,25 @@ impl Worker {
                     if let Some(task) = owner.mailbox.pop() {
                         self.take_handed(task);
                     }
+                    return false;
+                }
+            }
+            if polls % RESCUE_POLLS == RESCUE_POLLS - 1 {
+                // SAFETY: the worker's thread; a short read.
+                let misses = unsafe { self.owned().rescue_misses };
+                let patience = RESCUE_AFTER * (1 << misses);
+                if self.unanswered(shared, patience).is_some() {
+                    // Not idle from here on, as before any take (termination).
+                    shared.idle.fetch_add(IDLE_EPOCH_ONE - 1, Ordering::SeqCst);
+                    let took = self.rescue_unanswered(shared, patience);
+                    // SAFETY: as above.
+                    unsafe {
+                        self.owned().rescue_misses = if took {
+                            0
+                        } else {
+                            (misses + 1).min(MAX_RESCUE_MISSES)
+                        }
+                    };
                     return false;
                 }
             }
@@ -403,6 +546,9 @@ impl Worker {
                     );
                 }
                 place.count(Count::Respawned);
+                // One bracket from the decision to the push: a private push needs the
+                // dependence to stay in this worker's queues until then (`respawn_access`).
+                let _bracket = place.worker.and_then(|w| w.bracket(place.access));
                 let access = place.respawn_access(r.dependence, r.taken_over);
                 place.schedule_task_with(task, r.dependence, r.priority, t.is_team(), access);
             }
@@ -422,7 +568,9 @@ impl Worker {
     #[inline(always)]
     pub(crate) fn has_ready_tasks(&self, shared: &Shared) -> bool {
         // SAFETY: the worker's thread; a short read.
-        let queued = unsafe { !self.owned().local.is_empty() };
+        // SAFETY: the worker's thread; a short read. Only with one worker (`spawn_at`), so no
+        // bracket.
+        let queued = unsafe { !self.queues().is_empty() };
         queued || shared.work_visible(true)
     }
 
@@ -439,7 +587,7 @@ impl Worker {
             return;
         }
         unsafe { self.owned().nesting = depth + 1 };
-        while let Some(task) = self.find_task(place.shared, true) {
+        while let Some(task) = self.find_task(place.shared, true, place.access) {
             self.execute(place, task);
         }
         unsafe { self.owned().nesting = depth };
@@ -461,7 +609,8 @@ impl Worker {
             std::mem::take(&mut owned.bytes_delta),
         );
         shared.totals.add(&std::mem::take(&mut owned.counters));
-        debug_assert!(owned.local.is_empty());
+        // SAFETY: the worker's thread after the wait's end: no rescuer runs any more.
+        debug_assert!(unsafe { self.queues() }.is_empty());
     }
 }
 

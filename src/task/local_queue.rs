@@ -191,6 +191,11 @@ impl LocalQueues {
         })
     }
 
+    /// The tasks queued, of every priority.
+    pub(crate) fn len(&self) -> usize {
+        self.queues.iter().map(|q| q.len).sum()
+    }
+
     /// Whether every queue is empty.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
@@ -212,6 +217,7 @@ mod tests {
         q.push_index(p[2], Priority::Regular.index());
         q.push_index(p[3], Priority::Regular.index());
         assert!(!q.is_empty());
+        assert_eq!(q.len(), 4);
         q.push_index(p[0], Priority::High.index());
         assert_eq!(q.pop_highest(), Some(p[0]));
         assert_eq!(q.take_oldest(), Some((p[1], Priority::Regular)));
@@ -223,6 +229,7 @@ mod tests {
         assert_eq!(q.pop_highest(), None);
         assert_eq!(q.take_oldest(), None);
         assert!(q.is_empty());
+        assert_eq!(q.len(), 0);
     }
 
     #[test]

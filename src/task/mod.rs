@@ -30,7 +30,8 @@
 //! nothing else.
 //!
 //! Files: `header` (the block header and references), `wait_queue`, `ready_stack`,
-//! `local_queue`, `block_cache`, `place` (operations common to every entity), `spawn`,
+//! `local_queue`, `queue_guard` (idle workers rescue the tasks of a worker that does not come
+//! back), `block_cache`, `place` (operations common to every entity), `spawn`,
 //! `when_all`, `future`, `context` (what a task sees, respawn), `team_task`, `executor` (the
 //! worker loop), `worker`, `thread_slots` (a thread's worker without a thread-local),
 //! `scheduler` (state, wait, lifetime), `statistics`, `closure` (Rust closures as tasks).
@@ -44,6 +45,7 @@ mod future;
 pub mod header;
 mod local_queue;
 mod place;
+pub mod queue_guard;
 pub mod ready_stack;
 mod scheduler;
 mod spawn;

@@ -402,7 +402,7 @@ impl<'a> Place<'a> {
         }
         match self.worker {
             Some(w) => {
-                w.local_push(task, p);
+                w.local_push(task, p, self.access);
                 // With one worker nobody is there to share with (a constant test where the
                 // place's access is, see `Place::exclusive`).
                 if self.access == Access::Shared {
@@ -435,10 +435,14 @@ impl<'a> Place<'a> {
     /// case of a task that spawns children, makes a when_all of them and respawns on it
     /// (000 Fig. 3.4):
     /// - A task that is among the newest ones of this worker's private queue
-    ///   (`LocalQueues::holds_recent`) is seen by no other thread: only this worker reads or
-    ///   writes that queue, and a task leaves it only by this worker's hand (run, or published
-    ///   for a thief with a Release push that the thief's pop acquires). Nobody can complete it
-    ///   meanwhile, since this worker runs one task at a time.
+    ///   (`LocalQueues::holds_recent`) is seen by no other thread while the worker stays inside
+    ///   a bracket of its queue guard (`queue_guard.rs`): a task leaves the queue only by this
+    ///   worker's hand (run, or handed to an asker with a Release push that the asker's pop
+    ///   acquires) or by a rescuer's, which takes the guard's lock only outside the worker's
+    ///   brackets, and acquires what the worker stored in them. Nobody can complete it
+    ///   meanwhile, since this worker runs one task at a time. So a caller that acts on the
+    ///   answer with plain stores holds a bracket from the look to the last of them (a when_all's
+    ///   making); outside one, the answer is only a hint (`TaskContext::respawn_when_all_raw`).
     /// - An incomplete entity whose references are exactly one user reference and its
     ///   incomplete hold (`refs_are`, Acquire) has no other holder, so nobody else can push
     ///   onto its wait queue or change its count: a new reference is only made from an
@@ -453,16 +457,21 @@ impl<'a> Place<'a> {
     /// published no task since (`Worker::share_oldest` forgets the when_all: while the task
     /// runs, the dependence can leave the private queue no other way, so it can neither
     /// complete nor be freed and its block reused) and the when_all's references are the user
-    /// reference the respawn took over and its incomplete hold (`respawn_access`). Whoever
-    /// later runs the dependence is this worker, or a thief that acquired it, so it sees those
-    /// stores.
+    /// reference the respawn took over and its incomplete hold (`respawn_access`), and no
+    /// rescue took tasks from this worker since the when_all was made (the guard's count of
+    /// rescues is unchanged; a rescue may take the dependence between the two brackets, the
+    /// when_all's making and the respawn's push). Whoever later runs the dependence is this
+    /// worker, or a thief that acquired it, so it sees those stores.
     #[inline(always)]
     pub(crate) fn private_dependence(&self, d: NonNull<TaskHeader>) -> bool {
         match (self.worker, self.access) {
-            // SAFETY: the worker's thread, a short borrow; the caller holds `d`.
-            (Some(w), Access::Shared) => unsafe {
-                w.owned().local.holds_recent(d) && d.as_ref().refs_are(USER_REF + INTERNAL_REF)
-            },
+            (Some(w), Access::Shared) => {
+                let _bracket = w.guard.enter();
+                // SAFETY: the worker's thread in a bracket, a short borrow; the caller holds `d`.
+                unsafe {
+                    w.queues().holds_recent(d) && d.as_ref().refs_are(USER_REF + INTERNAL_REF)
+                }
+            }
             _ => false,
         }
     }
@@ -479,7 +488,7 @@ impl<'a> Place<'a> {
     }
 
     /// How the running task's respawn pushes onto `dependence` (`private_dependence`), and
-    /// forgets the private wait this run recorded.
+    /// forgets the private wait this run recorded. The caller holds a bracket until the push.
     #[inline(always)]
     pub(crate) fn respawn_access(
         &self,
@@ -490,11 +499,15 @@ impl<'a> Place<'a> {
             return self.access;
         };
         // SAFETY: the worker's thread, a short borrow.
-        let recorded =
-            std::mem::replace(unsafe { &mut w.owned().private_wait }, std::ptr::null_mut());
+        let owned = unsafe { w.owned() };
+        let recorded = std::mem::replace(&mut owned.private_wait, std::ptr::null_mut());
         let private = match dependence {
             // SAFETY: the respawn holds `d`.
-            Some(d) if taken_over && d.as_ptr() == recorded => {
+            Some(d)
+                if taken_over
+                    && d.as_ptr() == recorded
+                    && w.guard.rescues() == owned.private_wait_rescues =>
+            {
                 unsafe { d.as_ref() }.refs_are(USER_REF + INTERNAL_REF)
             }
             _ => false,
@@ -566,8 +579,9 @@ impl<'a> Place<'a> {
             } else {
                 std::ptr::null_mut()
             };
-            // SAFETY: the worker's thread, a short borrow.
+            // SAFETY: the worker's thread, a short borrow; in the creator's bracket.
             w.owned().private_wait = record;
+            w.owned().private_wait_rescues = w.guard.rescues();
         }
         true
     }

@@ -30,6 +30,9 @@ pub(crate) fn when_all(
     deps: &[*mut TaskHeader],
     what: &str,
 ) -> Result<NonNull<TaskHeader>> {
+    // Private dependences are looked for and then changed with plain stores: one bracket for
+    // both (`Place::private_dependence`).
+    let _bracket = place.worker.and_then(|w| w.bracket(place.access));
     build(place, deps, Holds::Borrowed, USER_REF, what)
 }
 

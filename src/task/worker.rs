@@ -8,6 +8,7 @@
 use super::block_cache::BlockCache;
 use super::header::{Access, TaskHeader};
 use super::local_queue::LocalQueues;
+use super::queue_guard::{Bracket, QueueGuard};
 use super::ready_stack::ReadyStack;
 use super::scheduler::Shared;
 use super::statistics::Counters;
@@ -16,7 +17,6 @@ use super::thread_slots::{SlotGuard, TABLE};
 use crate::cache_line::CachePadded;
 use crate::exec::Team;
 use crate::pool::MemoryPool;
-use crate::priority::Priority;
 use crate::thread_id;
 use std::cell::{Cell, UnsafeCell};
 use std::ptr::NonNull;
@@ -28,7 +28,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// instructions.
 #[repr(C)]
 pub(crate) struct Owned {
-    pub(crate) local: LocalQueues,
     pub(crate) cache: BlockCache,
     pub(crate) counters: Counters,
     /// How entity operations synchronize during this wait.
@@ -58,6 +57,16 @@ pub(crate) struct Owned {
     /// in this worker's queue (`Place::respawn_access`); null otherwise, and reset before each
     /// task function runs and whenever this worker publishes a task.
     pub(crate) private_wait: *mut TaskHeader,
+    /// `QueueGuard::rescues` when `private_wait` was recorded: a rescue since then may have
+    /// taken the dependence.
+    pub(crate) private_wait_rescues: u32,
+    /// By rank, when this worker asked that worker for a task, while the request may still
+    /// be pending (one per worker once it has asked). A request pending long means a worker
+    /// that does not come back to the scheduler (`Worker::rescue`).
+    pub(crate) asked: Vec<Option<std::time::Instant>>,
+    /// Rescues in a row that found nothing to take (`Worker::wait_idle`): each doubles the
+    /// time before the next attempt.
+    pub(crate) rescue_misses: u32,
     /// The worker this one asks for a task next when it is idle (`Worker::ask_for_work`).
     pub(crate) next_victim: usize,
 }
@@ -77,13 +86,22 @@ pub(crate) struct Worker {
     /// Alone on its lines (`CachePadded`), so that the owner's look at it, at every push and
     /// every task it runs, stays in its own cache until somebody asks.
     pub(crate) request: CachePadded<AtomicUsize>,
+    /// The owner's brackets around its use of `queues` and the lock of a worker that rescues
+    /// tasks from them (`queue_guard.rs`). Alone on its lines: the owner writes it at every
+    /// use of its queues.
+    pub(crate) guard: CachePadded<QueueGuard>,
     /// The team of one that single tasks see as their team.
     pub(crate) single_team: Team,
+    /// The private ready queues: the owner's, in brackets of `guard` when other workers run,
+    /// and a rescuer's while it holds `guard`'s lock.
+    queues: UnsafeCell<LocalQueues>,
     owned: UnsafeCell<Owned>,
 }
 
 // SAFETY: `owned` is only touched by the worker's thread during a wait and by the waiting thread
-// before and after it (the dispatch orders the two); everything else is atomic or immutable.
+// before and after it (the dispatch orders the two); `queues` likewise, and by a rescuer that
+// holds `guard`'s lock while the owner is outside its brackets (`queue_guard.rs`); everything
+// else is atomic or immutable.
 unsafe impl Sync for Worker {}
 unsafe impl Send for Worker {}
 
@@ -94,9 +112,10 @@ impl Worker {
             thread: AtomicUsize::new(0),
             mailbox: CachePadded(ReadyStack::new()),
             request: CachePadded(AtomicUsize::new(0)),
+            guard: CachePadded(QueueGuard::new()),
             single_team,
+            queues: UnsafeCell::new(LocalQueues::new()),
             owned: UnsafeCell::new(Owned {
-                local: LocalQueues::new(),
                 cache: BlockCache::new(pool, cache_limit),
                 counters: Counters::default(),
                 access: Access::Shared,
@@ -110,6 +129,9 @@ impl Worker {
                 record: std::ptr::null(),
                 context: std::ptr::null(),
                 private_wait: std::ptr::null_mut(),
+                private_wait_rescues: 0,
+                asked: Vec::new(),
+                rescue_misses: 0,
                 next_victim: rank,
             }),
         }
@@ -140,16 +162,31 @@ impl Worker {
         unsafe { self.owned().access }
     }
 
-    #[inline]
-    pub(crate) fn local_push(&self, task: NonNull<TaskHeader>, p: usize) {
-        // SAFETY: the worker's thread; no re-entry.
-        unsafe { self.owned().local.push_index(task, p) }
+    /// The private queues.
+    ///
+    /// # Safety
+    /// The worker's thread, inside a bracket (`bracket`) when other workers run (`Access::Shared`);
+    /// or a rescuer holding `guard`'s lock. A short borrow, as for `owned`.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn queues(&self) -> &mut LocalQueues {
+        &mut *self.queues.get()
     }
 
-    #[inline]
-    pub(crate) fn local_pop(&self, priority: Priority) -> Option<NonNull<TaskHeader>> {
-        // SAFETY: as above.
-        unsafe { self.owned().local.pop(priority) }
+    /// A bracket around the owner's use of its queues when other workers run (`Access::Shared`),
+    /// in which no rescuer touches them (`queue_guard.rs`); none with one worker. The worker's
+    /// thread only.
+    #[inline(always)]
+    pub(crate) fn bracket(&self, access: Access) -> Option<Bracket<'_>> {
+        (access == Access::Shared).then(|| self.guard.enter())
+    }
+
+    /// Pushes a ready task of priority index `p` onto the private queues. The worker's thread.
+    #[inline(always)]
+    pub(crate) fn local_push(&self, task: NonNull<TaskHeader>, p: usize, access: Access) {
+        let _bracket = self.bracket(access);
+        // SAFETY: the worker's thread, in a bracket where needed; no re-entry.
+        unsafe { self.queues().push_index(task, p) }
     }
 
     #[inline]
