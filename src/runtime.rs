@@ -31,7 +31,10 @@ pub struct InitArgs {
 struct Runtime {
     args: InitArgs,
     topology: Topology,
-    cuda: CudaStatus,
+    /// Found on first use, not at `initialize`: asking the driver starts it, which took about
+    /// 235 ms of every process on the H100 machine (a 16-thread Fibonacci run: 259-278 ms with
+    /// the GPU visible, 24-25 ms without), CPU-only programs included.
+    cuda: std::sync::OnceLock<CudaStatus>,
     /// The root instance of the Threads space; its control thread is the initializing thread.
     threads: Space,
 }
@@ -64,7 +67,7 @@ pub fn initialize(args: InitArgs) -> Result<()> {
     *guard = Some(Runtime {
         args,
         topology,
-        cuda: cuda::detect(),
+        cuda: std::sync::OnceLock::new(),
         threads,
     });
     INITIALIZED.store(true, Ordering::Relaxed);
@@ -216,14 +219,14 @@ pub fn configuration() -> Result<String> {
     let _ = writeln!(
         s,
         "  memory spaces: host{}",
-        if rt.cuda.available() {
+        if rt.cuda.get_or_init(cuda::detect).available() {
             ", cuda, cuda host-pinned"
         } else {
             ""
         }
     );
     let _ = write!(s, "  cuda: ");
-    match &rt.cuda {
+    match rt.cuda.get_or_init(cuda::detect) {
         CudaStatus::Devices(devs) if !devs.is_empty() => {
             let _ = writeln!(s, "{} device(s)", devs.len());
             for d in devs {
