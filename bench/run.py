@@ -596,7 +596,7 @@ def run_one(bench: Benchmark, impl: Impl, cfg: Config, threads: int, program: di
     cmd = [str(exe), *cfg.args, "--threads", str(threads), "--reps", str(args.reps),
            "--warmup", str(args.warmup), *mode_args]
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
+        res = run_quietly(cmd, env, args.timeout)
     except subprocess.TimeoutExpired:
         return {"status": "failed", "reason": f"timed out after {args.timeout} s", "command": cmd}
     except OSError as e:
@@ -630,6 +630,19 @@ def run_one(bench: Benchmark, impl: Impl, cfg: Config, threads: int, program: di
     for m in [bench.metric, *bench.extra_metrics]:
         out[m.field] = summarize([float(x[m.field]) for x in meas], m.unit)
     return out
+
+
+def run_quietly(cmd: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
+    """Runs a benchmark program with its output going to files, read once it has exited: a
+    runner that reads a pipe wakes up at every line and takes a core from the program's
+    threads. On the 16-core machine, with 16 workers pinned one per core, each such wake-up
+    could hold a wait of F(20) back by a time slice (4 ms instead of 0.3; docs/PERFORMANCE.md,
+    session 12)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        res = subprocess.run(cmd, stdout=out, stderr=err, text=True, env=env, timeout=timeout)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(cmd, res.returncode, out.read(), err.read())
 
 
 def merge_processes(bench: Benchmark, runs: list[dict]) -> dict:
