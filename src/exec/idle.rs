@@ -41,12 +41,17 @@ const OVERSUBSCRIBED_IDLE_SPIN: Duration = Duration::from_micros(100);
 
 /// The idle spin of a pool of `threads` threads when its creator did not choose one.
 pub(crate) fn default_spin(threads: usize) -> Duration {
-    let cpus = crate::topology::available_cpus().len();
-    if cpus != 0 && threads > cpus {
+    if oversubscribed(threads) {
         OVERSUBSCRIBED_IDLE_SPIN
     } else {
         DEFAULT_IDLE_SPIN
     }
+}
+
+/// Whether a pool of `threads` threads has more of them than the process has CPUs.
+pub(crate) fn oversubscribed(threads: usize) -> bool {
+    let cpus = crate::topology::available_cpus().len();
+    cpus != 0 && threads > cpus
 }
 
 /// The slot a worker serves and its rank in that slot's instance.

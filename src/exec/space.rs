@@ -142,6 +142,17 @@ impl Space {
             .is_some_and(|t| t.busy.load(Ordering::Acquire))
     }
 
+    /// How long an idle worker of this space may spin before it gives its core away: the pool's
+    /// idle spin (`td_init_args.idle_spin_us`), zero when the pool has more threads than the
+    /// process has CPUs (a spinning worker would then hold a CPU another thread of the pool
+    /// needs) and for the Serial space.
+    pub fn idle_spin(&self) -> std::time::Duration {
+        match &self.inner.threads {
+            Some(t) if !super::idle::oversubscribed(t.pool.size()) => t.pool.idle_spin(),
+            _ => std::time::Duration::ZERO,
+        }
+    }
+
     /// One line for the configuration report: threads and where they are pinned.
     pub fn describe(&self) -> String {
         match &self.inner.threads {

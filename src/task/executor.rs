@@ -84,8 +84,17 @@ use std::time::{Duration, Instant};
 /// Tasks run inside spawns (the single-worker mitigation) nest at most this deep, so that the
 /// stack stays bounded.
 const MAX_NESTING: u32 = 32;
-/// Polls of an idle worker before it starts yielding its core between polls.
-const SPINS_BEFORE_YIELD: u32 = 64;
+/// An idle worker of a wait spins on its core for the space's idle spin (5 ms unless
+/// `td_init_args.idle_spin_us` says otherwise) before it yields the core between polls, and
+/// reads the clock every this many polls to know. It used to yield after 64 polls: beside one
+/// busy process on the 16-core GPU machine, 16 workers then lost a time slice (about 4 ms) in
+/// most waits of F(20), which take 0.3 ms (a median of 182 ns per node), since a yield gives
+/// the core to the other process for its slice and the wait ends only when every worker has
+/// left it; spinning, 11.7-14.1 ns, with 62-82 of 1000 waits still 2 ms longer than the median,
+/// and the same figures as before when alone (`docs/PERFORMANCE.md`, session 12). A pool with
+/// more threads than CPUs yields at once, as before: its idle workers must leave their cores to
+/// the busy ones.
+const SPIN_CHECK_POLLS: u32 = 64;
 /// An idle worker asks another for a task when it becomes idle and then every this many polls
 /// (`ask_for_work`, module comment), about a microsecond. Measured on the 16-core machine
 /// against 4 and 64 (`bench/results/16-core-gpu-machine-session10-requests.md`): 4 was no
@@ -365,6 +374,8 @@ impl Worker {
         let n = shared.workers.len() as u64;
         shared.idle.fetch_add(1, Ordering::SeqCst);
         let mut polls: u32 = 0;
+        let mut spin_until: Option<Instant> = None;
+        let mut yielding = false;
         loop {
             if shared.done.load(Ordering::Acquire) {
                 return true;
@@ -421,10 +432,14 @@ impl Worker {
                 }
             }
             polls = polls.wrapping_add(1);
-            if polls < SPINS_BEFORE_YIELD {
-                std::hint::spin_loop();
-            } else {
+            if !yielding && polls % SPIN_CHECK_POLLS == 0 {
+                let now = Instant::now();
+                yielding = now >= *spin_until.get_or_insert(now + shared.idle_spin);
+            }
+            if yielding {
                 std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
             }
         }
     }

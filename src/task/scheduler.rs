@@ -57,6 +57,9 @@ pub(crate) struct Shared {
     /// The worker each thread of a running wait runs.
     pub(crate) threads: ThreadTable,
     pub(crate) team_size: usize,
+    /// How long an idle worker of a wait spins before it yields its core (`Space::idle_spin`,
+    /// `Worker::wait_idle`).
+    pub(crate) idle_spin: std::time::Duration,
     pub(crate) teams: Box<[TeamState]>,
     /// Dependences one when_all block holds (larger when_alls become trees).
     pub(crate) when_all_per_block: usize,
@@ -252,6 +255,7 @@ impl Scheduler {
         let shared = Box::new(Shared {
             pool,
             supports_teams: space.kind() == SpaceKind::Threads,
+            idle_spin: space.idle_spin(),
             space,
             threads: ThreadTable::new(n),
             workers,
