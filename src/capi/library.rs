@@ -31,7 +31,9 @@ pub struct td_init_args {
     /// microseconds: 0 = sleep at once, at most 10000000 (10 s); -1 = the default, 5000, or 100
     /// when there are more threads than CPUs available to the process. Spinning keeps workers
     /// ready for the next dispatch (waking a sleeping one takes tens of microseconds) at the cost
-    /// of CPU time; docs/dispatch.md, "Sleeping workers".
+    /// of CPU time; docs/dispatch.md, "Sleeping workers". Inside td_wait, an idle worker spins as
+    /// long before it yields its core between looks for tasks (at once when there are more
+    /// threads than CPUs); docs/tasks.md, "Threads".
     pub idle_spin_us: i64,
 }
 
