@@ -295,11 +295,18 @@ impl Worker {
     /// left idle.
     fn rescue_unanswered(&self, shared: &Shared, patience: Duration) -> bool {
         while let Some(victim) = self.unanswered(shared, patience) {
-            // Tried once, answered or not.
-            // SAFETY: the worker's thread; a short borrow.
-            unsafe { self.owned().asked[victim.rank] = None };
             if self.rescue(victim) {
                 return true;
+            }
+            // A rescue that got the lock answered the request (`rescue`); one that did not (the
+            // victim inside a bracket, or another rescuer holding it) leaves it pending, and this
+            // worker never asks that victim again while it is: watch it from now on, or it would
+            // never be rescued. (Found with a variant that registered for barriers in the
+            // background: every first attempt failed, and the C test's spawner waited in vain.)
+            // SAFETY: the worker's thread; a short borrow.
+            unsafe {
+                self.owned().asked[victim.rank] =
+                    (victim.request.load(Ordering::Relaxed) == self.rank + 1).then(Instant::now);
             }
         }
         false
