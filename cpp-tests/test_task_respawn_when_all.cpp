@@ -1,7 +1,7 @@
 // td_task_respawn_when_all: 000 Fig. 3.4's respawn(when_all(...)) in one call. Fibonacci and its
 // statistics, the task's next run after every element, futures released right after the call,
-// bad input, pool exhaustion and team tasks; each on one worker, two and every thread of the
-// runtime.
+// the elements a worker runs inside the call (two workers), bad input, pool exhaustion and team
+// tasks; each on one worker, two and every thread of the runtime.
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "task_support.hpp"
@@ -411,6 +412,88 @@ TEST_CASE("the futures may be released right after the call, before the run ends
     }
     CHECK(run_fib_respawn_when_all(s, 12) == 144);
     check_pool_empty(s);
+  });
+}
+
+namespace {
+
+// The run-ahead of td_task_respawn_when_all with several workers: the parent's children, on
+// top of its worker's queue, run inside the call, in the worker's order. The other worker
+// spins in busy_task meanwhile, so it asks for no task; a request it left while idle takes
+// the parent's first spawn, a decoy.
+std::atomic<bool> busy_started{false};
+std::atomic<bool> busy_release{false};
+
+void busy_task(td_task_ctx*, void*) {
+  busy_started.store(true, std::memory_order_release);
+  while (!busy_release.load(std::memory_order_acquire)) std::this_thread::yield();
+}
+
+void nothing(td_task_ctx*, void*) {}
+
+std::atomic<int> ready_after_call{-1};  // children complete when the call returned
+
+void ahead_parent(td_task_ctx* ctx, void* state) {
+  int& runs = *static_cast<int*>(state);
+  if (++runs > 1) {
+    complete(parent_id);
+    return;
+  }
+  while (!busy_started.load(std::memory_order_acquire)) std::this_thread::yield();
+  const td_task_policy low = policy(nullptr, TD_PRIORITY_LOW);
+  const td_task_closure decoy_closure = closure(nothing);
+  td_future* decoy = td_task_spawn(ctx, &low, &decoy_closure);
+  td_future* kids[2] = {};
+  const td_priority priorities[2] = {TD_PRIORITY_REGULAR, TD_PRIORITY_HIGH};
+  for (int i = 0; i < 2; ++i) {
+    const td_task_policy p = policy(nullptr, priorities[i]);
+    const td_task_closure c = closure(mark, &i, sizeof i);
+    kids[i] = td_task_spawn(ctx, &p, &c);
+  }
+  if (decoy == nullptr || kids[0] == nullptr || kids[1] == nullptr) {
+    parent_status = td_last_error();
+  } else {
+    parent_status = td_task_respawn_when_all(ctx, kids, 2, TD_PRIORITY_REGULAR);
+  }
+  int complete_children = 0;
+  for (td_future* f : kids) {
+    int ready = 0;
+    if (f != nullptr && td_future_is_ready(f, &ready) == TD_OK) complete_children += ready;
+    td_future_release(f);
+  }
+  ready_after_call = complete_children;
+  td_future_release(decoy);
+  busy_release.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+TEST_CASE("with two workers the children the worker runs next run inside the call") {
+  on_each_worker_count([](td_space* space, std::size_t workers) {
+    if (workers != 2) return;
+    scheduler_ref s(space, 1u << 20);
+    for (int round = 0; round < 20; ++round) {
+      reset_records();
+      busy_started = false;
+      busy_release = false;
+      parent_status = -1;
+      ready_after_call = -1;
+      int runs = 0;
+      const td_scheduler_stats before = s.stats();
+      td_future* busy = host_spawn(policy(s), closure(busy_task));
+      td_future* p = host_spawn(policy(s), closure(ahead_parent, &runs, sizeof runs));
+      s.wait();
+      const td_scheduler_stats after = s.stats();
+      CHECK(parent_status.load() == TD_OK);
+      CHECK(ready_after_call.load() == 2);
+      INFO("the order of completion: the High child, the Regular one, the parent");
+      CHECK(completions == std::vector<int>{1, 0, parent_id});
+      CHECK(after.when_alls_created == before.when_alls_created);
+      CHECK(after.tasks_respawned - before.tasks_respawned == 1);
+      CHECK(td_future_release(busy) == TD_OK);
+      CHECK(td_future_release(p) == TD_OK);
+      check_pool_empty(s);
+    }
   });
 }
 

@@ -1378,6 +1378,7 @@ module taskdag
 
     !> Runs the task again once all `count` futures have completed (c_null_ptr elements are
     !> skipped) at `priority`: td_task_respawn on their td_when_all in one call, no future made.
+    !> With several workers it may first run, nested, the elements this worker runs next.
     function td_task_respawn_when_all(ctx, futures, count, priority) &
         bind(c, name="td_task_respawn_when_all") result(status)
       import :: c_int, c_int32_t, c_ptr

@@ -1939,7 +1939,11 @@ enum td_status td_task_respawn(struct td_task_ctx *ctx,
  * no element, or none incomplete, respawns as soon as possible. The futures are borrowed for the
  * call only: they may be released right after it. At most one respawn (of either kind) per
  * run; in a team task only one member may respawn (the one that spawned, if any). A when_all is
- * created (and counted in the statistics) only when more than one element is incomplete.
+ * created (and counted in the statistics) only when more than one element is incomplete. With
+ * several workers, in a single task with at most 8 elements, the call first runs, nested on
+ * this thread, the elements this worker would run next (typically the children the task just
+ * spawned, and theirs in turn), at most twice each, so that they need no waiting for; the
+ * code after the call runs when they return. Elements therefore must not wait for that code.
  *
  * Thread safety: the thread running the task.
  * Returns TD_OK; TD_ERROR_NULL_ARGUMENT (`ctx`, `futures` with `count` > 0);

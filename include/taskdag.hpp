@@ -1844,7 +1844,9 @@ public:
   /// Runs this task again once all `futures` have completed, at `p`: respawn(when_all(...)) of
   /// 000 Fig. 3.4 in one call that makes no future (td_task_respawn_when_all). Null futures are
   /// skipped; none, or none incomplete, respawns as soon as possible. The futures are borrowed
-  /// for the call only. At most one respawn (of either kind) per run.
+  /// for the call only. At most one respawn (of either kind) per run. With several workers the
+  /// call may first run the futures' tasks that this worker would run next, nested (see
+  /// td_task_respawn_when_all): they must not wait for the code after it.
   template <class... Futures>
   void respawn_when_all(priority p, const Futures&... futures) {
     static_assert((std::is_base_of<future_base, Futures>::value && ...),

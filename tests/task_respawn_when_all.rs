@@ -3,7 +3,9 @@
 //! Fibonacci numbers with it on Serial, one, two and more workers than cores; that one worker
 //! makes no when_all for Fibonacci; that the task runs again only after every future completed,
 //! also when several were incomplete (a when_all is made); that the futures may be dropped right
-//! after the call; and misuse (a second respawn, the task's own future, a future of another
+//! after the call; that with several workers the elements the worker would run next run inside
+//! the call, in the worker's order, and that this nesting stays bounded on a chain of ten
+//! thousand; and misuse (a second respawn, the task's own future, a future of another
 //! scheduler, a full pool), after which nothing respawned and the scheduler keeps working.
 
 #[path = "common/fib.rs"]
@@ -57,6 +59,100 @@ fn one_worker_waits_on_the_one_incomplete_child_without_a_when_all() {
             "{workers} workers"
         );
         assert_eq!(st.when_alls_created, 0, "{workers} workers: {st:?}");
+    }
+}
+
+#[test]
+fn with_several_workers_the_children_run_inside_the_call_in_the_workers_order() {
+    let s = scheduler(2, 4 << 20);
+    // The other worker spins in `busy` until the parent has checked, so it asks for no task.
+    let started = Arc::new(AtomicBool::new(false));
+    let release = Arc::new(AtomicBool::new(false));
+    let (st, rel) = (Arc::clone(&started), Arc::clone(&release));
+    let busy = s
+        .spawn(&Policy::single(), 0, move |_| {
+            st.store(true, Ordering::Release);
+            while !rel.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+        })
+        .unwrap();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let ready_after_call = Arc::new(Mutex::new(Vec::new()));
+    let (o, ready) = (Arc::clone(&order), Arc::clone(&ready_after_call));
+    let mut first = true;
+    let parent = s
+        .spawn(&Policy::single(), 0, move |ctx| {
+            if !std::mem::take(&mut first) {
+                o.lock().unwrap().push("parent again");
+                return;
+            }
+            while !started.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            // A request the other worker left while it was idle takes this one (the oldest).
+            let decoy = ctx
+                .spawn(&Policy::single().priority(Priority::Low), 0, |_| {})
+                .unwrap();
+            let child = |name: &'static str, p: Priority| {
+                let o = Arc::clone(&o);
+                let policy = Policy::single().priority(p);
+                ctx.spawn(&policy, 0, move |_| o.lock().unwrap().push(name))
+                    .unwrap()
+            };
+            let regular = child("regular", Priority::Regular);
+            let high = child("high", Priority::High);
+            ctx.respawn_when_all(&[&regular, &high], Priority::Regular)
+                .unwrap();
+            *ready.lock().unwrap() = vec![regular.is_ready(), high.is_ready()];
+            drop(decoy);
+            release.store(true, Ordering::Release);
+        })
+        .unwrap();
+    s.wait().unwrap();
+    assert_eq!(*ready_after_call.lock().unwrap(), [true, true]);
+    assert_eq!(*order.lock().unwrap(), ["high", "regular", "parent again"]);
+    let st = s.statistics().unwrap();
+    assert_eq!((st.when_alls_created, st.tasks_respawned), (0, 1), "{st:?}");
+    drop((busy, parent));
+    assert_eq!(s.statistics().unwrap().alive, 0);
+}
+
+/// Link `k` of a chain of `depth`: spawns link `k + 1` and respawns on it; its result is the
+/// number of links after it.
+fn chain_link(k: u64, depth: u64) -> impl FnMut(&TaskContext<'_>) + Send + 'static {
+    let mut next: Option<Future> = None;
+    move |ctx| {
+        if let Some(n) = &next {
+            ctx.set_result(n.get::<u64>().unwrap() + 1).unwrap();
+        } else if k == depth {
+            ctx.set_result(0u64).unwrap();
+        } else {
+            let n = ctx
+                .spawn(&Policy::single(), 8, chain_link(k + 1, depth))
+                .unwrap();
+            ctx.respawn_when_all(&[&n], Priority::Regular).unwrap();
+            next = Some(n);
+        }
+    }
+}
+
+#[test]
+fn running_ahead_along_a_chain_of_ten_thousand_stays_within_the_stack() {
+    // Each link would run the next inside its call, ten thousand frames deep, were the nesting
+    // not bounded (a worker's stack holds far fewer).
+    for workers in [2, 4] {
+        let s = scheduler(workers, 16 << 20);
+        let root = s
+            .spawn(&Policy::single(), 8, chain_link(0, 10_000))
+            .unwrap();
+        s.wait().unwrap();
+        assert_eq!(root.get::<u64>().unwrap(), 10_000, "{workers} workers");
+        let st = s.statistics().unwrap();
+        assert_eq!(st.tasks_respawned, 10_000, "{st:?}");
+        drop(root);
+        assert_eq!(s.statistics().unwrap().alive, 0);
+        assert_eq!(s.pool().usage_statistics().consumed_blocks, 0);
     }
 }
 

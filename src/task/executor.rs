@@ -81,8 +81,8 @@ use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// Tasks run inside spawns (the single-worker mitigation) nest at most this deep, so that the
-/// stack stays bounded.
+/// Tasks run inside spawns (the single-worker mitigation) and inside `respawn_when_all` calls
+/// (`Worker::run_ahead`) nest at most this deep, so that the stack stays bounded.
 const MAX_NESTING: u32 = 32;
 /// An idle worker of a wait spins on its core for the space's idle spin (5 ms unless
 /// `td_init_args.idle_spin_us` says otherwise) before it yields the core between polls, and
@@ -589,7 +589,6 @@ impl Worker {
     /// Whether a task is ready for this worker (a hint for the single-worker mitigation).
     #[inline(always)]
     pub(crate) fn has_ready_tasks(&self, shared: &Shared) -> bool {
-        // SAFETY: the worker's thread; a short read.
         // SAFETY: the worker's thread; a short read. Only with one worker (`spawn_at`), so no
         // bracket.
         let queued = unsafe { !self.queues().is_empty() };
@@ -603,16 +602,64 @@ impl Worker {
     #[inline(never)]
     pub(crate) fn run_ready_tasks(&self, shared: &Shared) {
         let place = &Place::exclusive(shared, self);
+        self.nested(|| {
+            while let Some(task) = self.find_task(place.shared, true, place.access) {
+                self.execute(place, task);
+            }
+        });
+    }
+
+    /// Runs elements of `elements`, nested, while the task this worker would run next is one
+    /// of them, until all have completed: the run-ahead of `TaskContext::respawn_when_all_raw`
+    /// with several workers. A task that respawns on its children (000 Fig. 3.4) has them on
+    /// top of its own queue, so the worker would run them as soon as the task returns; run
+    /// inside the call instead (each running ahead on its own children in turn, depth first),
+    /// they have usually completed by the time the task respawns, which then needs no
+    /// dependence: no when_all to make and complete, no reference to take and drop, no atomic
+    /// push onto a wait queue, and the task runs again at once. The worker's order is kept
+    /// (`LocalQueues::pop_next_if`: what `find_task` would take), its other tasks stay where idle
+    /// workers can be handed them, and requests are answered before each run, as in the loop.
+    /// Only elements run, at most twice each: a task that the caller's code after the call is
+    /// to unblock (tasks should not need one, but a test gate does) never runs here, and an
+    /// element that keeps respawning does not keep the worker here. Nesting is bounded
+    /// (`MAX_NESTING`). The caller holds every non-null entity of `elements`.
+    #[inline(never)]
+    pub(crate) fn run_ahead(&self, shared: &Shared, elements: &[*mut TaskHeader]) {
+        let place = &Place::worker(shared, self);
+        // SAFETY: the caller holds every entity.
+        let complete = |e: *mut TaskHeader| e.is_null() || unsafe { (*e).is_complete() };
+        // A first run and the run after the element's own respawn each; a task that respawns
+        // itself until the caller's code after the call lets it complete (a polling gate) would
+        // otherwise keep the worker here for ever.
+        self.nested(|| {
+            for _ in 0..2 * elements.len() {
+                let next = {
+                    let _bracket = self.bracket(place.access);
+                    let shared_may_hold = shared.any_visible();
+                    // SAFETY: the worker's thread, in a bracket where needed; a short borrow.
+                    unsafe { self.queues() }.pop_next_if(shared_may_hold, |t| elements.contains(&t))
+                };
+                let Some(task) = next else { break };
+                self.share_on_request(shared);
+                self.execute(place, task);
+                if elements.iter().all(|&e| complete(e)) {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// Calls `body` one nesting level deeper, unless tasks already nest `MAX_NESTING` deep
+    /// (then nothing runs), so that the stack stays bounded.
+    #[inline(always)]
+    fn nested(&self, body: impl FnOnce()) {
         // SAFETY: the worker's thread; short borrows around the nested runs.
         let depth = unsafe { self.owned().nesting };
-        if depth >= MAX_NESTING {
-            return;
+        if depth < MAX_NESTING {
+            unsafe { self.owned().nesting = depth + 1 };
+            body();
+            unsafe { self.owned().nesting = depth };
         }
-        unsafe { self.owned().nesting = depth + 1 };
-        while let Some(task) = self.find_task(place.shared, true, place.access) {
-            self.execute(place, task);
-        }
-        unsafe { self.owned().nesting = depth };
     }
 
     /// After the loop: return cached blocks to the pool and hand the counts to the scheduler.

@@ -58,6 +58,20 @@ impl Ring {
         Some(unsafe { self.pop_back_unchecked() })
     }
 
+    /// The task `pop_back` would return, left in place; null when the ring is empty.
+    #[inline(always)]
+    fn back(&self) -> *mut TaskHeader {
+        if self.len == 0 {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: as in `push_back`.
+        unsafe {
+            *self
+                .slots
+                .get_unchecked((self.head + self.len - 1) & self.mask())
+        }
+    }
+
     /// `pop_back` of a ring known to hold a task.
     ///
     /// # Safety
@@ -138,6 +152,27 @@ impl LocalQueues {
         }
         // Below 3: only bits 0 to 2 are ever set (`min` lets the compiler see it).
         let p = (self.nonempty.trailing_zeros() as usize).min(2);
+        // SAFETY: its bit is set.
+        Some(unsafe { self.pop_nonempty(p) })
+    }
+
+    /// Pops the task `Worker::find_task` would take next from these queues if `wanted` says yes
+    /// to it: the newest High task, or the newest of the highest non-empty priority when no
+    /// shared stack may hold a task that comes first (`shared_may_hold` false).
+    #[inline(always)]
+    pub(crate) fn pop_next_if(
+        &mut self,
+        shared_may_hold: bool,
+        wanted: impl Fn(*mut TaskHeader) -> bool,
+    ) -> Option<NonNull<TaskHeader>> {
+        if self.nonempty == 0 {
+            return None;
+        }
+        // Below 3, as in `pop_highest`.
+        let p = (self.nonempty.trailing_zeros() as usize).min(2);
+        if (p != 0 && shared_may_hold) || !wanted(self.queues[p].back()) {
+            return None;
+        }
         // SAFETY: its bit is set.
         Some(unsafe { self.pop_nonempty(p) })
     }
