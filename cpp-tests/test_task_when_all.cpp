@@ -1,6 +1,7 @@
 // when_all (000 §2.2.2, §3.2.2): of many futures, of when_alls, from a generator with NULL
-// entries, and of complete futures.
+// entries, of complete futures, and of a future that a task on another worker uses at once.
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include "task_support.hpp"
@@ -108,4 +109,95 @@ TEST_CASE("a when_all of complete futures, or of none, is complete at once") {
   CHECK(ready == 1);
   for (td_future* f : {all, none, done}) CHECK(td_future_release(f) == TD_OK);
   CHECK(s.stats().alive == 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A future two tasks use at once: its owner makes when_alls of it while a task on another worker
+// retains, releases and makes when_alls of it through the owner's pointer.
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr int shared_rounds = 5000;
+constexpr int shared_pairs = 128;
+constexpr int started_at_pair = 4;  // the owner goes on from here: its when_all meets the burst
+
+struct handoff {
+  std::atomic<td_future*> future{nullptr};
+  std::atomic<int> published{0}, started{0}, done{0};
+  std::atomic<int> failures{0};
+};
+
+handoff shared_future;
+
+void until(const std::atomic<int>& cell, int round) {
+  while (cell.load(std::memory_order_acquire) < round) std::this_thread::yield();
+}
+
+void count_failure(bool ok) {
+  if (!ok) shared_future.failures.fetch_add(1, std::memory_order_relaxed);
+}
+
+void empty_task(td_task_ctx*, void*) {}
+
+void owner_task(td_task_ctx* ctx, void*) {
+  handoff& h = shared_future;
+  const td_task_policy p = TD_TASK_POLICY_INIT;
+  const td_task_closure c = closure(empty_task);
+  for (int round = 1; round <= shared_rounds; ++round) {
+    td_future* task = td_task_spawn(ctx, &p, &c);
+    td_future* other = td_task_spawn(ctx, &p, &c);
+    count_failure(task != nullptr && other != nullptr);
+    h.future.store(task, std::memory_order_release);
+    h.published.store(round, std::memory_order_release);
+    until(h.started, round);
+    // Even rounds hold `task` (not the last incomplete one), odd ones wait on it first.
+    td_future* pair[2] = {round % 2 ? other : task, round % 2 ? task : other};
+    td_future* all = td_when_all(td_task_scheduler(ctx), pair, 2);
+    count_failure(all != nullptr);
+    count_failure(td_future_release(all) == TD_OK);
+    until(h.done, round);
+    count_failure(td_future_release(task) == TD_OK);
+    count_failure(td_future_release(other) == TD_OK);
+  }
+}
+
+void borrower_task(td_task_ctx* ctx, void*) {
+  handoff& h = shared_future;
+  for (int round = 1; round <= shared_rounds; ++round) {
+    until(h.published, round);
+    td_future* task = h.future.load(std::memory_order_acquire);
+    for (int pair = 0; pair < shared_pairs; ++pair) {
+      if (pair == started_at_pair) h.started.store(round, std::memory_order_release);
+      count_failure(td_future_retain(task) == TD_OK);
+      count_failure(td_future_release(task) == TD_OK);
+      if (pair == started_at_pair + 1) {
+        td_future* all = td_when_all(td_task_scheduler(ctx), &task, 1);
+        count_failure(all != nullptr);
+        count_failure(td_future_release(all) == TD_OK);
+      }
+    }
+    h.done.store(round, std::memory_order_release);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a future another worker's task retains and waits on while its owner makes a when_all") {
+  scheduler_ref s(workers::threads, 16u << 20);
+  if (s.concurrency() < 2) {
+    MESSAGE("skipped: the runtime has one thread");
+    return;
+  }
+  // The two tasks spin on each other, so each needs a worker of its own: spawned first, they
+  // are the first two tasks the workers take, and nothing else is spawned until they run.
+  td_future* owner = host_spawn(policy(s), closure(owner_task));
+  td_future* borrower = host_spawn(policy(s), closure(borrower_task));
+  s.wait();
+  CHECK(shared_future.failures.load() == 0);
+  for (td_future* f : {owner, borrower}) CHECK(td_future_release(f) == TD_OK);
+  const td_scheduler_stats st = s.stats();
+  CHECK(st.tasks_spawned == 2 + 2 * shared_rounds);
+  CHECK(st.tasks_completed == st.tasks_spawned);
+  CHECK(st.alive == 0);
 }

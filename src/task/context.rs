@@ -293,10 +293,7 @@ impl<'a> TaskContext<'a> {
     /// task's first child has usually run by the time the task respawns (the spawn of the
     /// second one ran it, 002 §3.3.2), so the task waits on the second child directly and no
     /// when_all block is made, filled, completed and freed: 834 -> 729 instructions per node
-    /// (callgrind, `bench_fib_taskdag --n 20 --threads 1`). One exception, with several
-    /// workers: a private incomplete entity (`Place::private_dependence`) still gets a
-    /// when_all, since that when_all is made and waited on with plain stores where the task's
-    /// own push onto the entity when the run ends would be atomic. With several workers a single
+    /// (callgrind, `bench_fib_taskdag --n 20 --threads 1`). With several workers a single
     /// task first runs the elements its worker would run next (`Worker::run_ahead`), for at most
     /// `RUN_AHEAD_ELEMENTS`: a Fibonacci task's children then have completed (F(30), 16
     /// workers: 9.7 ns per node against 11.4 without, docs/PERFORMANCE.md, session 14).
@@ -347,12 +344,7 @@ impl<'a> TaskContext<'a> {
             (incomplete, several) = last_incomplete(deps);
         }
         let dependence = match incomplete {
-            // A private dependence (`Place::private_dependence`, only with several workers)
-            // lets a when_all be made and waited on with plain stores, where the task's own push
-            // onto `d` when the run ends would be atomic.
-            Some(d) if several || self.place.private_dependence(d) => {
-                Some(super::when_all::when_all(&self.place, deps, what)?)
-            }
+            Some(_) if several => Some(super::when_all::when_all(&self.place, deps, what)?),
             Some(d) => {
                 // SAFETY: the caller holds `d`.
                 unsafe { d.as_ref() }.add_ref(USER_REF, self.place.access);

@@ -230,10 +230,6 @@ impl Worker {
         let Some((task, _)) = taken else {
             return;
         };
-        // The task may be the dependence a when_all waits on privately: that wait no longer is
-        // (`Place::respawn_access`).
-        // SAFETY: the worker's thread; a short borrow.
-        unsafe { self.owned().private_wait = std::ptr::null_mut() };
         // SAFETY: the task is ready and ours; we give it up. Release (the push): the asker's
         // pop sees the task as this thread left it.
         unsafe { shared.workers[asker].mailbox.push(task) };
@@ -322,7 +318,7 @@ impl Worker {
         // Our own bracket first: while it holds the victim's lock, this thread must not wait
         // for a rescuer of its own queues (the lock is only tried, never waited for).
         let _bracket = self.guard.enter();
-        let Some(mut lock) = victim.guard.try_lock(self.rank) else {
+        let Some(_lock) = victim.guard.try_lock(self.rank) else {
             return false;
         };
         // SAFETY: the lock keeps the victim's owner out of its queues, our bracket keeps
@@ -345,7 +341,6 @@ impl Worker {
         if taken == 0 {
             return false;
         }
-        lock.took_tasks();
         // SAFETY: the worker's thread; a short borrow.
         unsafe { self.owned().counters.steals += taken as u64 };
         true
@@ -519,8 +514,6 @@ impl Worker {
         // SAFETY: the worker's thread; short borrows, none held across the call. Tasks run
         // inside a spawn nest, so the outer context comes back when this call returns.
         let outer = unsafe { std::mem::replace(&mut self.owned().context, address.cast()) };
-        // A private wait recorded by an earlier run is no longer one (`Place::respawn_access`).
-        unsafe { self.owned().private_wait = std::ptr::null_mut() };
         // SAFETY: tasks always have a function (spawn requires one).
         let function = unsafe { task.as_ref() }.function();
         if let Some(function) = function {
@@ -568,11 +561,7 @@ impl Worker {
                     );
                 }
                 place.count(Count::Respawned);
-                // One bracket from the decision to the push: a private push needs the
-                // dependence to stay in this worker's queues until then (`respawn_access`).
-                let _bracket = place.worker.and_then(|w| w.bracket(place.access));
-                let access = place.respawn_access(r.dependence, r.taken_over);
-                place.schedule_task_with(task, r.dependence, r.priority, t.is_team(), access);
+                place.schedule_task(task, r.dependence, r.priority, t.is_team());
             }
             None => {
                 // 002 §2.2.5: the closure is destroyed as soon as the task completes, so futures

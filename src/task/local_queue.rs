@@ -13,8 +13,6 @@ use std::ptr::NonNull;
 
 /// Slots of a ring when the worker is created; it doubles when full.
 const INITIAL_CAPACITY: usize = 64;
-/// How many of each priority's newest tasks `holds_recent` compares.
-const RECENT: usize = 2;
 
 /// One priority's tasks, oldest at `head`.
 struct Ring {
@@ -213,17 +211,6 @@ impl LocalQueues {
             }
         }
         None
-    }
-
-    /// Whether `task` is among the `RECENT` newest tasks of some priority, so in this queue:
-    /// a bounded look for the task just spawned (`Place::private_dependence`), never a false
-    /// yes.
-    #[inline]
-    pub(crate) fn holds_recent(&self, task: NonNull<TaskHeader>) -> bool {
-        self.queues.iter().any(|q| {
-            (1..=q.len.min(RECENT))
-                .any(|k| q.slots[(q.head + q.len - k) & q.mask()] == task.as_ptr())
-        })
     }
 
     /// The tasks queued, of every priority.

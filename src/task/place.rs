@@ -356,23 +356,9 @@ impl<'a> Place<'a> {
         priority: Priority,
         team: bool,
     ) {
-        self.schedule_task_with(task, dependence, priority, team, self.access);
-    }
-
-    /// `schedule_task`, pushing onto the dependence's wait queue with `access` (`Exclusive`
-    /// only where nobody else can reach that queue: `respawn_access`).
-    #[inline(always)]
-    pub(crate) fn schedule_task_with(
-        &self,
-        task: NonNull<TaskHeader>,
-        dependence: Option<NonNull<TaskHeader>>,
-        priority: Priority,
-        team: bool,
-        access: Access,
-    ) {
         if let Some(d) = dependence {
             // SAFETY: the caller holds `task` and a reference to `d`; `task` is in no queue.
-            if unsafe { wait_queue::push(&d.as_ref().wait, task, access) } {
+            if unsafe { wait_queue::push(&d.as_ref().wait, task, self.access) } {
                 return;
             }
         }
@@ -425,105 +411,6 @@ impl<'a> Place<'a> {
     /// of the dependence it waited on: no call between a task's end and its waiter's.
     #[inline(always)]
     pub(crate) fn advance_when_all(&self, when_all: NonNull<TaskHeader>) {
-        self.advance_when_all_from(when_all, false);
-    }
-
-    /// Private waits. With several workers, an entity's wait queue and reference count take
-    /// atomic read-modify-writes because other threads may reach them; on the 16-core
-    /// benchmark machine each costs 9-14 ns even when no other core is involved
-    /// (`bench/machine/atomic_cost.c`). Two facts let a worker do without them in the common
-    /// case of a task that spawns children, makes a when_all of them and respawns on it
-    /// (000 Fig. 3.4):
-    /// - A task that is among the newest ones of this worker's private queue
-    ///   (`LocalQueues::holds_recent`) is seen by no other thread while the worker stays inside
-    ///   a bracket of its queue guard (`queue_guard.rs`): a task leaves the queue only by this
-    ///   worker's hand (run, or handed to an asker with a Release push that the asker's pop
-    ///   acquires) or by a rescuer's, which takes the guard's lock only outside the worker's
-    ///   brackets, and acquires what the worker stored in them. Nobody can complete it
-    ///   meanwhile, since this worker runs one task at a time. So a caller that acts on the
-    ///   answer with plain stores holds a bracket from the look to the last of them (a when_all's
-    ///   making); outside one, the answer is only a hint (`TaskContext::respawn_when_all_raw`).
-    /// - An incomplete entity whose references are exactly one user reference and its
-    ///   incomplete hold (`refs_are`, Acquire) has no other holder, so nobody else can push
-    ///   onto its wait queue or change its count: a new reference is only made from an
-    ///   existing one. At a when_all's creation the one user reference is the caller's, which
-    ///   runs on this thread.
-    ///
-    /// So while the running task creates a when_all, a dependence that is both may take its
-    /// hold and the when_all's push with plain loads and stores (`private_dependence`). The
-    /// when_all itself is then reached by nobody else while that dependence stays private:
-    /// its only waiter-to-be is the running task, and its completion waits for that
-    /// dependence. So the task's respawn on it may push plainly too, if the worker has
-    /// published no task since (`Worker::share_oldest` forgets the when_all: while the task
-    /// runs, the dependence can leave the private queue no other way, so it can neither
-    /// complete nor be freed and its block reused) and the when_all's references are the user
-    /// reference the respawn took over and its incomplete hold (`respawn_access`), and no
-    /// rescue took tasks from this worker since the when_all was made (the guard's count of
-    /// rescues is unchanged; a rescue may take the dependence between the two brackets, the
-    /// when_all's making and the respawn's push). Whoever later runs the dependence is this
-    /// worker, or a thief that acquired it, so it sees those stores.
-    #[inline(always)]
-    pub(crate) fn private_dependence(&self, d: NonNull<TaskHeader>) -> bool {
-        match (self.worker, self.access) {
-            (Some(w), Access::Shared) => {
-                let _bracket = w.guard.enter();
-                // SAFETY: the worker's thread in a bracket, a short borrow; the caller holds `d`.
-                unsafe {
-                    w.queues().holds_recent(d) && d.as_ref().refs_are(USER_REF + INTERNAL_REF)
-                }
-            }
-            _ => false,
-        }
-    }
-
-    /// How the caller of `td_when_all` may change dependence `d`'s hold and wait queue:
-    /// `Exclusive` when `d` is private (`private_dependence`), else the place's access.
-    #[inline(always)]
-    pub(crate) fn dependence_access(&self, d: NonNull<TaskHeader>) -> Access {
-        if self.private_dependence(d) {
-            Access::Exclusive
-        } else {
-            self.access
-        }
-    }
-
-    /// How the running task's respawn pushes onto `dependence` (`private_dependence`), and
-    /// forgets the private wait this run recorded. The caller holds a bracket until the push.
-    #[inline(always)]
-    pub(crate) fn respawn_access(
-        &self,
-        dependence: Option<NonNull<TaskHeader>>,
-        taken_over: bool,
-    ) -> Access {
-        let (Some(w), Access::Shared) = (self.worker, self.access) else {
-            return self.access;
-        };
-        // SAFETY: the worker's thread, a short borrow.
-        let owned = unsafe { w.owned() };
-        let recorded = std::mem::replace(&mut owned.private_wait, std::ptr::null_mut());
-        let private = match dependence {
-            // SAFETY: the respawn holds `d`.
-            Some(d)
-                if taken_over
-                    && d.as_ptr() == recorded
-                    && w.guard.rescues() == owned.private_wait_rescues =>
-            {
-                unsafe { d.as_ref() }.refs_are(USER_REF + INTERNAL_REF)
-            }
-            _ => false,
-        };
-        if private {
-            Access::Exclusive
-        } else {
-            self.access
-        }
-    }
-
-    /// `advance_when_all`; `creating` while the caller of `td_when_all` still runs the scan
-    /// and holds every dependence (`private_dependence`). Inlined, so that each caller keeps
-    /// only its own case (as one function it took 20 more instructions per Fibonacci node).
-    #[inline(always)]
-    pub(crate) fn advance_when_all_from(&self, when_all: NonNull<TaskHeader>, creating: bool) {
         // SAFETY: this thread runs the scan; the when_all is incomplete, so its incomplete hold
         // keeps it alive until `complete` below.
         let w = unsafe { when_all.as_ref() };
@@ -544,15 +431,14 @@ impl<'a> Place<'a> {
                 continue;
             };
             // SAFETY: as above.
-            if unsafe { self.when_all_waits_on(when_all, d, creating) } {
+            if unsafe { self.when_all_waits_on(when_all, d) } {
                 return;
             }
         }
     }
 
     /// One step of a when_all's scan: pushes the when_all onto the wait queue of dependence `d`
-    /// (the scan's position already written past it); `false` when `d` is complete. `creating`
-    /// as for `advance_when_all_from`.
+    /// (the scan's position already written past it); `false` when `d` is complete.
     ///
     /// # Safety
     /// The caller runs the scan, and the when_all is in no queue; `d` is held (by the when_all
@@ -562,28 +448,8 @@ impl<'a> Place<'a> {
         &self,
         when_all: NonNull<TaskHeader>,
         d: NonNull<TaskHeader>,
-        creating: bool,
     ) -> bool {
-        let access = if creating {
-            self.dependence_access(d)
-        } else {
-            self.access
-        };
-        if !wait_queue::push(&d.as_ref().wait, when_all, access) {
-            return false;
-        }
-        if let (Some(w), true, Access::Shared) = (self.worker, creating, self.access) {
-            // Exclusive here only for a private dependence.
-            let record = if access == Access::Exclusive {
-                when_all.as_ptr()
-            } else {
-                std::ptr::null_mut()
-            };
-            // SAFETY: the worker's thread, a short borrow; in the creator's bracket.
-            w.owned().private_wait = record;
-            w.owned().private_wait_rescues = w.guard.rescues();
-        }
-        true
+        wait_queue::push(&d.as_ref().wait, when_all, self.access)
     }
 
     /// Completes a when_all whose scan has ended: counts it, then completes it as `complete`

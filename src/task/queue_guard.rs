@@ -41,9 +41,6 @@ pub struct QueueGuard {
     depth: AtomicU32,
     /// 0, or 1 + the rank of the worker that holds the lock.
     rescuer: AtomicU32,
-    /// Rescues that took tasks so far; written only under the lock. The owner compares it
-    /// across a bracketed window to learn whether a task left its queues meanwhile.
-    rescues: AtomicU32,
 }
 
 /// The owner's bracket: the owner may use its queues until it is dropped.
@@ -63,24 +60,10 @@ impl Drop for Bracket<'_> {
 /// The rescuer's hold on another worker's queues: the owner stays out of them until it drops.
 pub struct RescueLock<'a> {
     guard: &'a QueueGuard,
-    took: bool,
-}
-
-impl RescueLock<'_> {
-    /// Records that tasks were taken (`QueueGuard::rescues`).
-    pub fn took_tasks(&mut self) {
-        self.took = true;
-    }
 }
 
 impl Drop for RescueLock<'_> {
     fn drop(&mut self) {
-        if self.took {
-            let n = self.guard.rescues.load(Ordering::Relaxed);
-            self.guard
-                .rescues
-                .store(n.wrapping_add(1), Ordering::Relaxed);
-        }
         // Release: the owner's Acquire load of 0 sees the queues as the rescuer left them.
         self.guard.rescuer.store(0, Ordering::Release);
     }
@@ -122,14 +105,6 @@ impl QueueGuard {
         }
     }
 
-    /// Owner, inside a bracket: the number of rescues that took tasks so far.
-    #[inline(always)]
-    pub fn rescues(&self) -> u32 {
-        // Relaxed: inside a bracket no rescue runs, and every earlier one is ordered before
-        // the bracket (`enter`).
-        self.rescues.load(Ordering::Relaxed)
-    }
-
     /// Rescuer of rank `rank`: the lock when the owner is outside every bracket, else `None`
     /// (another rescuer holds it, the owner is inside a bracket, or the process cannot force
     /// barriers). Costs a system call that interrupts every running thread of the process.
@@ -140,10 +115,7 @@ impl QueueGuard {
         self.rescuer
             .compare_exchange(0, rank as u32 + 1, Ordering::Acquire, Ordering::Relaxed)
             .ok()?;
-        let lock = RescueLock {
-            guard: self,
-            took: false,
-        };
+        let lock = RescueLock { guard: self };
         heavy_barrier();
         // Acquire: pairs with the owner's Release when it left its last bracket.
         if self.depth.load(Ordering::Acquire) != 0 {
@@ -237,12 +209,10 @@ mod tests {
             let _inner = guard.enter();
             assert!(guard.try_lock(1).is_none());
         }
-        let mut lock = guard.try_lock(1).expect("no bracket is open");
+        let lock = guard.try_lock(1).expect("no bracket is open");
         assert!(guard.try_lock(2).is_none(), "the lock is held");
-        lock.took_tasks();
         drop(lock);
-        let _bracket = guard.enter();
-        assert_eq!(guard.rescues(), 1);
+        assert!(guard.try_lock(2).is_some(), "the lock was given back");
     }
 
     #[test]
@@ -251,18 +221,23 @@ mod tests {
         if !heavy_barrier_available() {
             return;
         }
+        // What the rescuer writes under the lock stands for the queues it changes.
+        let queues = AtomicU32::new(0);
         let lock = guard.try_lock(1).expect("no bracket is open");
         std::thread::scope(|s| {
             let owner = s.spawn(|| {
                 let _bracket = guard.enter();
-                guard.rescues()
+                queues.load(Ordering::Relaxed)
             });
             std::thread::sleep(std::time::Duration::from_millis(20));
             assert!(!owner.is_finished(), "the owner entered while a rescue ran");
-            let mut lock = lock;
-            lock.took_tasks();
+            queues.store(1, Ordering::Relaxed);
             drop(lock);
-            assert_eq!(owner.join().unwrap(), 1);
+            assert_eq!(
+                owner.join().unwrap(),
+                1,
+                "the owner sees the rescuer's changes"
+            );
         });
     }
 }

@@ -30,9 +30,6 @@ pub(crate) fn when_all(
     deps: &[*mut TaskHeader],
     what: &str,
 ) -> Result<NonNull<TaskHeader>> {
-    // Private dependences are looked for and then changed with plain stores: one bracket for
-    // both (`Place::private_dependence`).
-    let _bracket = place.worker.and_then(|w| w.bracket(place.access));
     build(place, deps, Holds::Borrowed, USER_REF, what)
 }
 
@@ -155,9 +152,7 @@ fn build_block(
                     let entry = match NonNull::new(d) {
                         // Complete for good: nothing to wait for, so no hold either.
                         Some(d) if !unsafe { d.as_ref() }.is_complete() => {
-                            // Plain where nobody else can reach `d`.
-                            let access = place.dependence_access(d);
-                            unsafe { d.as_ref() }.add_ref(INTERNAL_REF, access);
+                            unsafe { d.as_ref() }.add_ref(INTERNAL_REF, place.access);
                             held_end = i + 1;
                             d.as_ptr()
                         }
@@ -185,15 +180,15 @@ fn build_block(
             unsafe { header.set_scan(retained as u32) };
             // SAFETY: the when_all is in no queue; the caller holds `deps[last]` (non-null).
             let d = unsafe { NonNull::new_unchecked(deps[last]) };
-            if !unsafe { place.when_all_waits_on(w, d, true) } {
+            if !unsafe { place.when_all_waits_on(w, d) } {
                 // Completed meanwhile (another thread): on to the held ones.
-                place.advance_when_all_from(w, true);
+                place.advance_when_all(w);
             }
         }
         Some(last) => {
             // SAFETY: as above.
             unsafe { header.set_scan(last as u32 + 1) };
-            place.advance_when_all_from(w, true);
+            place.advance_when_all(w);
         }
     }
     Ok(w)

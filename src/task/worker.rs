@@ -53,13 +53,6 @@ pub(crate) struct Owned {
     /// The context of the task function this worker's thread runs now, the innermost one when
     /// tasks run inside a spawn (null between tasks): what `TaskContext::check` compares with.
     pub(crate) context: *const (),
-    /// The when_all the running task created last, when it waits privately on a dependence
-    /// in this worker's queue (`Place::respawn_access`); null otherwise, and reset before each
-    /// task function runs and whenever this worker publishes a task.
-    pub(crate) private_wait: *mut TaskHeader,
-    /// `QueueGuard::rescues` when `private_wait` was recorded: a rescue since then may have
-    /// taken the dependence.
-    pub(crate) private_wait_rescues: u32,
     /// By rank, when this worker asked that worker for a task, while the request may still
     /// be pending (one per worker once it has asked). A request pending long means a worker
     /// that does not come back to the scheduler (`Worker::rescue`).
@@ -128,8 +121,6 @@ impl Worker {
                 team_seq: 0,
                 record: std::ptr::null(),
                 context: std::ptr::null(),
-                private_wait: std::ptr::null_mut(),
-                private_wait_rescues: 0,
                 asked: Vec::new(),
                 rescue_misses: 0,
                 next_victim: rank,
