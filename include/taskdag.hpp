@@ -2188,10 +2188,11 @@ public:
   void run(td_space* space, F&& f) const {
     using function_type = typename std::remove_reference<F>::type;
     struct state_type {
+      explicit state_type(function_type* fn) : f(fn) {}
       function_type* f;
       std::atomic<bool> failed{false};
       std::exception_ptr exception;
-    } state{&f};
+    } state(&f);
     auto trampoline = [](std::int64_t i, void* user) {
       auto* s = static_cast<state_type*>(user);
       if (s->failed.load(std::memory_order_relaxed)) return;
