@@ -23,9 +23,10 @@
 //! Tasks in another worker's private queue are not available. An idle worker asks the other
 //! workers for one, in turn, one every `REQUEST_EVERY` polls: it writes 1 + its rank into the
 //! other's `request` word unless a request is there already (`ask_for_work`). A busy worker
-//! looks at its own `request` after each push and before each task it runs
-//! (`share_on_request`), and when asked hands its oldest task (of its highest non-empty
-//! priority: the largest piece of work in a recursion) to the asker's `mailbox`, a stack only
+//! looks at its own `request` before each task it runs (`share_on_request`) and after each push
+//! that leaves no High task in its queue (`share_after_push`), and when asked hands its oldest
+//! task (of its highest non-empty priority: the largest piece of work in a recursion) to the
+//! asker's `mailbox`, a stack only
 //! the asker pops; the asker moves what it finds there into its private queue (`take_mail`).
 //! So a busy worker reads no line that other workers write until one asks it, and a task goes
 //! to one idle worker, not to a shared stack that every idle worker rushes at. Before this
@@ -215,17 +216,39 @@ impl Worker {
         // stale (the asker found work meanwhile) hands it a task it runs after its own.
         let asker = self.request.load(Ordering::Relaxed);
         if asker != 0 {
-            self.hand_oldest(shared, asker - 1);
+            self.hand_oldest(shared, asker - 1, false);
         }
     }
 
+    /// `share_on_request` after a push, except while a High task is queued: the request then
+    /// waits for the next task this worker runs. A task of 000 Fig. 3.4 pushes its High child
+    /// F(n-2) and then its Regular child F(n-1); answered at those pushes, a request got the
+    /// High child of the deepest level, about the smallest piece of work there is, and the
+    /// asker soon asked again. Answered when this worker has taken that child to run, it gets
+    /// the oldest Regular task, the largest piece. F(20) on 16 workers: 12.55 -> 10.93 ns per
+    /// node, mean of six processes (docs/PERFORMANCE.md, session 15). A task that pushes only
+    /// Regular or Low tasks is asked at every push, as before.
+    #[inline(always)]
+    pub(crate) fn share_after_push(&self, shared: &Shared) {
+        let asker = self.request.load(Ordering::Relaxed);
+        if asker != 0 {
+            self.hand_oldest(shared, asker - 1, true);
+        }
+    }
+
+    /// Answers `asker`'s request with this worker's oldest task, if it has one; unless
+    /// `unless_high` and a High task is queued, when the request stays for later.
     #[inline(never)]
-    fn hand_oldest(&self, shared: &Shared, asker: usize) {
-        self.request.store(0, Ordering::Relaxed);
+    fn hand_oldest(&self, shared: &Shared, asker: usize, unless_high: bool) {
         let taken = {
             let _bracket = self.guard.enter();
             // SAFETY: the worker's thread, in a bracket; a short borrow.
-            unsafe { self.queues() }.take_oldest()
+            let queues = unsafe { self.queues() };
+            if unless_high && queues.has_high() {
+                return;
+            }
+            self.request.store(0, Ordering::Relaxed);
+            queues.take_oldest()
         };
         let Some((task, _)) = taken else {
             return;

@@ -135,6 +135,12 @@ impl LocalQueues {
         self.pop_index(priority.index())
     }
 
+    /// Whether a High task is queued.
+    #[inline(always)]
+    pub(crate) fn has_high(&self) -> bool {
+        self.nonempty & 1 != 0
+    }
+
     /// The newest High task, if any.
     #[inline(always)]
     pub(crate) fn pop_high(&mut self) -> Option<NonNull<TaskHeader>> {

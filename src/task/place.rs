@@ -390,9 +390,10 @@ impl<'a> Place<'a> {
             Some(w) => {
                 w.local_push(task, p, self.access);
                 // With one worker nobody is there to share with (a constant test where the
-                // place's access is, see `Place::exclusive`).
+                // place's access is, see `Place::exclusive`). While a High task is queued, a
+                // request waits for the worker's next task (`Worker::share_after_push`).
                 if self.access == Access::Shared {
-                    w.share_on_request(self.shared);
+                    w.share_after_push(self.shared);
                 }
             }
             None => {
