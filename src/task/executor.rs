@@ -26,8 +26,8 @@
 //! looks at its own `request` before each task it runs (`share_on_request`) and after each push
 //! that leaves no High task in its queue (`share_after_push`), and when asked hands its oldest
 //! task (of its highest non-empty priority: the largest piece of work in a recursion) to the
-//! asker's `mailbox`, a stack only
-//! the asker pops; the asker moves what it finds there into its private queue (`take_mail`).
+//! asker's `mailbox`, a stack only the asker pops; the asker moves what it finds there into its
+//! private queue (`take_mail`).
 //! So a busy worker reads no line that other workers write until one asks it, and a task goes
 //! to one idle worker, not to a shared stack that every idle worker rushes at. Before this
 //! (session 9's code), busy workers read the shared idle count on every push and published to
