@@ -2,6 +2,7 @@
 // threads and in a small pool, destroy callbacks, statistics, priorities on one worker, and the
 // lifetime of futures (000 §2.3.1, §3.2.1).
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -192,4 +193,58 @@ TEST_CASE("the null future is null") {
   CHECK(td_future_release(nullptr) == TD_OK);
   long value = 0;
   CHECK_FAILS(td_future_get(nullptr, &value, sizeof value), TD_ERROR_NULL_ARGUMENT, "future");
+}
+
+namespace {
+
+// A task that records its thread and respawns itself until it has run `limit` times.
+struct chain_link {
+  std::vector<std::thread::id>* seen;
+  int runs;
+  int limit;
+};
+
+void run_chain_link(td_task_ctx* ctx, void* state) {
+  auto* s = static_cast<chain_link*>(state);
+  {
+    std::lock_guard<std::mutex> lock(order_mutex);
+    s->seen->push_back(std::this_thread::get_id());
+  }
+  if (++s->runs < s->limit) td_task_respawn(ctx, nullptr, TD_PRIORITY_REGULAR);
+}
+
+}  // namespace
+
+TEST_CASE("a wait of one task or of a chain of tasks runs them on the calling thread") {
+  // A wait starts on the calling thread alone and calls in the other workers only when a second
+  // task is ready (docs/tasks.md, "Threads").
+  scheduler_ref s;
+  if (s.concurrency() < 2) {
+    MESSAGE("skipped: the runtime has one thread");
+    return;
+  }
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::thread::id> seen;
+    chain_link respawning{&seen, 0, 100};
+    td_future* f = host_spawn(policy(s), closure(run_chain_link, &respawning, sizeof respawning));
+    s.wait();
+    REQUIRE(td_future_release(f) == TD_OK);
+
+    chain_link once{&seen, 0, 1};
+    td_future* last = host_spawn(policy(s), closure(run_chain_link, &once, sizeof once));
+    for (int i = 0; i < 50; ++i) {
+      td_future* next =
+          host_spawn(policy(s, TD_PRIORITY_REGULAR, last), closure(run_chain_link, &once, sizeof once));
+      REQUIRE(td_future_release(last) == TD_OK);
+      last = next;
+    }
+    s.wait();
+    REQUIRE(td_future_release(last) == TD_OK);
+
+    INFO("round " << round);
+    CHECK(seen.size() == 100 + 51);
+    long elsewhere = 0;
+    for (const std::thread::id& id : seen) elsewhere += id != std::this_thread::get_id();
+    CHECK(elsewhere == 0);
+  }
 }

@@ -10,7 +10,9 @@
 use super::idle::{self, Route};
 use super::job::Job;
 use super::mailbox::{Delivery, Mailbox};
+use super::recruit::Recruit;
 use super::slot::Slot;
+use crate::cache_line::CachePadded;
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
@@ -213,5 +215,66 @@ fn a_block_dispatch_wakes_a_member_that_announced_it_sleeps() {
         // SAFETY: this thread is the only one dispatching on the slot.
         unsafe { slot.dispatch(2, false, &work, || mailbox.wake_if_sleeping()) };
         member.join().unwrap();
+    });
+}
+
+/// A worker serving `boxes[index]`, a mailbox of a pool's array (what `Recruit` posts to).
+fn spawn_pool_worker(
+    boxes: Arc<Vec<CachePadded<Mailbox>>>,
+    index: usize,
+) -> thread::JoinHandle<()> {
+    let registered = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+    let r = registered.clone();
+    let handle = thread::spawn(move || {
+        let mailbox = &boxes[index];
+        mailbox.register_owner();
+        r.store(true, loom::sync::atomic::Ordering::Release);
+        let mut route = None;
+        loop {
+            match idle::wait(mailbox, &mut route, std::time::Duration::ZERO) {
+                Delivery::Shutdown => return,
+                // SAFETY: the control thread keeps each job alive until it is released.
+                Delivery::Job(job, rank) => unsafe { job.execute(rank) },
+            }
+        }
+    });
+    while !registered.load(loom::sync::atomic::Ordering::Acquire) {
+        thread::yield_now();
+    }
+    handle
+}
+
+/// A late-joining dispatch (recruit.rs), twice: one whose control thread calls nobody in, then
+/// one that calls the worker in from inside its own part. The first returns without the worker;
+/// the second waits for the worker's write (a race on the cell otherwise).
+#[test]
+fn a_dispatch_waits_for_the_members_its_control_thread_calls_in_and_only_for_them() {
+    check(|| {
+        let boxes = Arc::new(vec![
+            CachePadded(Mailbox::new()),
+            CachePadded(Mailbox::new()),
+        ]);
+        let worker = spawn_pool_worker(boxes.clone(), 1);
+        let members = [0usize, 1];
+        for call_in in [false, true] {
+            let cell = Shared::new();
+            let work = |rank: usize| {
+                if rank == 1 {
+                    cell.set(7);
+                }
+            };
+            let job = Job::new(&work, 0);
+            let recruit = Recruit::new(&boxes, &members, &job);
+            job.run_lead(|| {
+                if call_in {
+                    recruit.all();
+                    recruit.all();
+                }
+            });
+            job.wait();
+            assert_eq!(cell.get(), if call_in { 7 } else { 0 });
+        }
+        boxes[1].post_shutdown();
+        worker.join().unwrap();
     });
 }

@@ -2,7 +2,8 @@
 //! the worker threads with their sleep/wake handshake, and thread teams.
 //!
 //! Files: `space` (the handle users hold), `instance_request` (partitioning), `thread_pool`
-//! (pinned threads), `mailbox` and `job` (the whole-instance dispatch protocol), `slot` (the
+//! (pinned threads), `mailbox` and `job` (the whole-instance dispatch protocol), `recruit`
+//! (a whole-instance dispatch whose members join late), `slot` (the
 //! caller-first block dispatch of parallel_for and parallel_reduce), `idle` (a worker's idle
 //! loop and which slot it serves), `current` (per-thread queries), `team` and `barrier` (team
 //! members' collectives).
@@ -14,6 +15,7 @@ mod idle;
 mod instance_request;
 mod job;
 mod mailbox;
+mod recruit;
 mod slot;
 mod space;
 mod team;
@@ -22,6 +24,7 @@ mod thread_pool;
 pub use barrier::TeamBarrier;
 pub use current::{hardware_thread_id, is_in_parallel, pool_rank};
 pub use instance_request::InstanceRequest;
+pub use recruit::Recruit;
 pub use space::{Space, SpaceKind, Worker};
 pub use team::{JoinFn, Team, TeamMember, TEAM_VALUE_BYTES};
 pub use thread_pool::PoolOptions;

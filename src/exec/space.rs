@@ -4,6 +4,7 @@
 use super::current;
 use super::idle;
 use super::instance_request::{partition, InstanceRequest};
+use super::recruit::Recruit;
 use super::slot::Slot;
 use super::thread_pool::{PoolOptions, ThreadPool};
 use crate::error::{Error, ErrorKind, Result};
@@ -228,6 +229,28 @@ impl Space {
         let size = t.active;
         let per_rank = |rank: usize| current::in_parallel(|| work(Worker { rank, size }));
         t.pool.dispatch(&t.members[..size], &per_rank);
+        Ok(())
+    }
+
+    /// Like `run_on_all`, but only the control thread starts, running `lead` as rank 0; the
+    /// other threads run `work` once `lead` calls `Recruit::all`, and this returns when all
+    /// that were called in have returned. For work that needs the other threads only
+    /// sometimes, so that it does not pay for starting and joining them when it does not (the
+    /// task DAG's wait). Errors as `run_on_all`.
+    pub fn run_on_all_lazily(
+        &self,
+        work: &(dyn Fn(Worker) + Sync),
+        lead: &dyn Fn(&Recruit<'_>),
+    ) -> Result<()> {
+        let Some(t) = &self.inner.threads else {
+            current::in_parallel(|| lead(&Recruit::none()));
+            return Ok(());
+        };
+        let _busy = t.enter("dispatch")?;
+        let size = t.active;
+        let per_rank = |rank: usize| current::in_parallel(|| work(Worker { rank, size }));
+        let lead = |recruit: &Recruit<'_>| current::in_parallel(|| lead(recruit));
+        t.pool.dispatch_lazily(&t.members[..size], &per_rank, &lead);
         Ok(())
     }
 

@@ -3,7 +3,8 @@
 //!
 //! Pool rank 0 is the thread that created the pool (the root instance's control thread); ranks
 //! 1.. are spawned here. Two kinds of dispatch: a whole-instance job, posted to each member's
-//! mailbox and run by every member (the task DAG, the work graph, teams, partitions), and a
+//! mailbox and run by every member (the work graph, teams, partitions; the task DAG's wait
+//! posts it only when it needs the other members, recruit.rs), and a
 //! block dispatch through the instance's job slot, whose blocks are claimed by whoever comes
 //! first, the caller included (slot.rs).
 
@@ -12,6 +13,7 @@ use super::home_cpu;
 use super::idle::{self, Route};
 use super::job::Job;
 use super::mailbox::{Delivery, Mailbox};
+use super::recruit::Recruit;
 use super::slot::{BlockFn, Slot};
 use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
@@ -148,6 +150,26 @@ impl ThreadPool {
             self.shared.mailboxes[rank].post(job_ref, i);
         }
         job.run_rank(0);
+        job.wait();
+    }
+
+    /// Like `dispatch`, but only the calling thread starts: it runs `lead`, and the other
+    /// members run `work(i)` once `lead` calls `Recruit::all` (recruit.rs). Blocks until every
+    /// member that was called in returns; rethrows a panic.
+    pub(crate) fn dispatch_lazily(
+        &self,
+        members: &[usize],
+        work: &(dyn Fn(usize) + Sync),
+        lead: &dyn Fn(&Recruit<'_>),
+    ) {
+        if members.len() == 1 {
+            lead(&Recruit::none());
+            return;
+        }
+        self.keep_rank0_home(members[0]);
+        let job = Job::new(work, 0);
+        let recruit = Recruit::new(&self.shared.mailboxes, members, &job);
+        job.run_lead(|| lead(&recruit));
         job.wait();
     }
 

@@ -67,6 +67,23 @@
 //! the scan observes happens-before `s2`; a worker's leave, which precedes its pop, would then
 //! be visible to `s2` (SeqCst). Entities still waiting at that point can never run: `wait`
 //! reports them as a deadlock.
+//!
+//! ## Starting alone
+//! A wait starts on its calling thread, rank 0, alone: the other workers are not dispatched
+//! yet, and the idle count starts at n - 1, counting them idle (`Scheduler::wait`), which they
+//! are in the sense above: no task in hand, empty queues, no push. Rank 0's `request` word holds
+//! `RECRUIT`, so the look at it that every push and every task already makes (`answer`) notices
+//! when a second task is ready: a spawn by a running task, two tasks queued after a push, or
+//! anything queued or visible when rank 0 takes a task. Rank 0 then posts the wait's job to the
+//! others (`Recruit::all`), once. Each starts in `wait_idle` without counting itself again and,
+//! like any idle worker, leaves idle before it takes a task, so the termination argument above
+//! holds as it is; one that starts after the end finds `done` and leaves. A team task calls
+//! them in when it is made ready or run, since its team's members must take part. So a wait of
+//! one task, or of tasks that become ready one at a time (a respawn chain, a chain of
+//! dependences), runs on the calling thread alone and costs what it costs with one worker: one
+//! task took 7.9 us on 16 workers of the GPU machine, with every worker dispatched, idling and
+//! leaving, and 0.55 us now (docs/PERFORMANCE.md, session 16); a wait with parallel work calls
+//! the others in at its first spawn, as early as before.
 
 use super::context::TaskContext;
 use super::header::{Access, TaskHeader, INTERNAL_REF};
@@ -74,7 +91,8 @@ use super::place::{Count, Place};
 use super::scheduler::{Shared, ANY_READY, IDLE_COUNT_MASK, IDLE_EPOCH_ONE};
 use super::statistics::Rooms;
 use super::team_task::{ExecutionRecord, Respawn, TeamState};
-use super::worker::{CurrentWorker, Worker};
+use super::worker::{CurrentWorker, Worker, RECRUIT};
+use crate::exec::Recruit;
 use crate::exec::TeamMember;
 use crate::priority::Priority;
 use std::ffi::c_void;
@@ -119,13 +137,39 @@ const RESCUE_AFTER: Duration = Duration::from_micros(50);
 const MAX_RESCUE_MISSES: u32 = 7;
 
 impl Worker {
-    /// The loop one thread runs during a wait.
-    pub(crate) fn run_loop(&self, shared: &Shared) {
+    /// Rank 0's part of a wait: its loop, run alone until a second task is ready, when it calls
+    /// in the other workers (module comment, "Starting alone").
+    pub(crate) fn run_lead(&self, shared: &Shared, recruit: &Recruit<'_>) {
+        let alone = shared.workers.len() > 1;
+        if alone {
+            // SAFETY: the worker's thread, before its loop; cleared below, before `recruit` goes.
+            unsafe { self.owned().recruit = (recruit as *const Recruit<'_>).cast() };
+            // Relaxed: no other worker runs yet; the posts of `recruit` publish what follows.
+            self.request.store(RECRUIT, Ordering::Relaxed);
+        }
+        self.run_loop(shared, false);
+        if alone {
+            // SAFETY: as above, after the loop.
+            unsafe { self.owned().recruit = std::ptr::null() };
+            // Relaxed: only this thread writes RECRUIT; a request an idle worker left stays.
+            let _ = self
+                .request
+                .compare_exchange(RECRUIT, 0, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+
+    /// The loop one thread runs during a wait. A worker called in by rank 0 (`recruited`)
+    /// starts idle, as the wait counted it.
+    pub(crate) fn run_loop(&self, shared: &Shared, recruited: bool) {
         let _current = CurrentWorker::enter(shared, self);
         let place = Place::worker(shared, self);
         let team = self.team(shared);
         let team_rank = self.rank % shared.team_size;
         let leader = team_rank == 0;
+        if recruited && self.wait_idle(shared, team, leader, true) {
+            self.end_wait(shared);
+            return;
+        }
         loop {
             if !leader {
                 // SAFETY: the worker's thread; a short borrow.
@@ -143,7 +187,7 @@ impl Worker {
             if self.take_mail() {
                 continue;
             }
-            if self.wait_idle(shared, team, leader) {
+            if self.wait_idle(shared, team, leader, false) {
                 break;
             }
         }
@@ -214,9 +258,9 @@ impl Worker {
     pub(crate) fn share_on_request(&self, shared: &Shared) {
         // Relaxed: a hint. A request seen late delays the idle worker by a task; one that is
         // stale (the asker found work meanwhile) hands it a task it runs after its own.
-        let asker = self.request.load(Ordering::Relaxed);
-        if asker != 0 {
-            self.hand_oldest(shared, asker - 1, false);
+        let request = self.request.load(Ordering::Relaxed);
+        if request != 0 {
+            self.answer(shared, request, false);
         }
     }
 
@@ -230,9 +274,50 @@ impl Worker {
     /// Regular or Low tasks is asked at every push, as before.
     #[inline(always)]
     pub(crate) fn share_after_push(&self, shared: &Shared) {
-        let asker = self.request.load(Ordering::Relaxed);
-        if asker != 0 {
-            self.hand_oldest(shared, asker - 1, true);
+        let request = self.request.load(Ordering::Relaxed);
+        if request != 0 {
+            self.answer(shared, request, true);
+        }
+    }
+
+    /// Answers the non-zero `request` word: hands the asker a task (`hand_oldest`), or, for
+    /// rank 0's `RECRUIT`, calls in the other workers if a second task is ready. `after_push`:
+    /// right after a push, else right before this worker runs a task it took.
+    #[inline(never)]
+    fn answer(&self, shared: &Shared, request: usize, after_push: bool) {
+        if request != RECRUIT {
+            self.hand_oldest(shared, request - 1, after_push);
+        } else if self.has_second_task(shared, after_push) {
+            self.recruit();
+        }
+    }
+
+    /// Whether another task is ready besides the one this worker runs or is about to run.
+    fn has_second_task(&self, shared: &Shared, after_push: bool) -> bool {
+        // SAFETY: the worker's thread, in a bracket; short borrows.
+        let _bracket = self.guard.enter();
+        let queued = unsafe { self.queues() }.len();
+        if after_push {
+            // A task function running here pushed a task (a spawn), or two are queued.
+            let running = unsafe { !self.owned().context.is_null() };
+            running || queued >= 2
+        } else {
+            queued >= 1 || shared.work_visible(true)
+        }
+    }
+
+    /// Calls in the other workers of the wait rank 0 runs alone (`RECRUIT`), once; nothing
+    /// on other workers or afterwards. The worker's thread.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn recruit(&self) {
+        // SAFETY: the worker's thread; a short borrow.
+        let recruit = std::mem::replace(unsafe { &mut self.owned().recruit }, std::ptr::null());
+        // SAFETY: set by `run_lead` for the duration of its loop, which runs this.
+        if let Some(recruit) = unsafe { recruit.as_ref() } {
+            // Relaxed: the posts below publish it to the workers called in.
+            self.request.store(0, Ordering::Relaxed);
+            recruit.all();
         }
     }
 
@@ -394,10 +479,13 @@ impl Worker {
         }
     }
 
-    /// Idles until work may be available (`false`) or the DAG is done (`true`).
-    fn wait_idle(&self, shared: &Shared, team: &TeamState, leader: bool) -> bool {
+    /// Idles until work may be available (`false`) or the DAG is done (`true`). `counted`: the
+    /// idle count already counts this worker (a worker called in late).
+    fn wait_idle(&self, shared: &Shared, team: &TeamState, leader: bool, counted: bool) -> bool {
         let n = shared.workers.len() as u64;
-        shared.idle.fetch_add(1, Ordering::SeqCst);
+        if !counted {
+            shared.idle.fetch_add(1, Ordering::SeqCst);
+        }
         let mut polls: u32 = 0;
         let mut spin_until: Option<Instant> = None;
         let mut yielding = false;
@@ -422,7 +510,8 @@ impl Worker {
             }
             // An idle worker has nothing to hand over: it answers requests with nothing, so
             // that its askers do not take it for a worker that does not come back (`rescue`).
-            if self.request.load(Ordering::Relaxed) != 0 {
+            let request = self.request.load(Ordering::Relaxed);
+            if request != 0 && request != RECRUIT {
                 self.request.store(0, Ordering::Relaxed);
             }
             if polls % REQUEST_EVERY == 0 {
@@ -484,6 +573,8 @@ impl Worker {
         // SAFETY: a ready task is alive (incomplete hold) and ours until we complete it.
         let team_task = unsafe { task.as_ref() }.is_team();
         if team_task && shared.team_size > 1 {
+            // The team's other members must be running (module comment, "Starting alone").
+            self.recruit();
             let team = self.team(shared);
             team.post(task);
             let member = team.team.member(0, 0, 1);

@@ -379,6 +379,11 @@ impl<'a> Place<'a> {
     #[inline(always)]
     fn make_ready_as(&self, task: NonNull<TaskHeader>, p: usize, team: bool) {
         if team {
+            if let Some(w) = self.worker {
+                // Team tasks run on other workers: have them running (executor.rs, "Starting
+                // alone").
+                w.recruit();
+            }
             // SAFETY: the task is in no queue; we give it up.
             unsafe { self.shared.team_queue[p].push(task) };
             // Release: a worker that sees the count finds the task in the stack.

@@ -369,7 +369,10 @@ impl Scheduler {
         }
         shared.done.store(false, Ordering::Relaxed);
         let epoch = shared.idle.load(Ordering::Relaxed) & !IDLE_COUNT_MASK;
-        shared.idle.store(epoch, Ordering::Relaxed);
+        // Every worker but rank 0 starts idle: rank 0 starts alone and calls the others in when
+        // a second task is ready (executor.rs, "Starting alone").
+        let others = shared.workers.len() as u64 - 1;
+        shared.idle.store(epoch | others, Ordering::Relaxed);
         struct ClearThreads<'a>(&'a ThreadTable);
         impl Drop for ClearThreads<'_> {
             fn drop(&mut self) {
@@ -379,9 +382,10 @@ impl Scheduler {
         }
         {
             let _clear = ClearThreads(&shared.threads);
-            shared
-                .space
-                .run_on_all(&|w| shared.workers[w.rank].run_loop(shared))?;
+            shared.space.run_on_all_lazily(
+                &|w| shared.workers[w.rank].run_loop(shared, true),
+                &|recruit| shared.workers[0].run_lead(shared, recruit),
+            )?;
         }
         shared.totals.waits.fetch_add(1, Ordering::Relaxed);
         let panic = shared

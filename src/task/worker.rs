@@ -15,7 +15,7 @@ use super::statistics::Counters;
 use super::team_task::ExecutionRecord;
 use super::thread_slots::{SlotGuard, TABLE};
 use crate::cache_line::CachePadded;
-use crate::exec::Team;
+use crate::exec::{Recruit, Team};
 use crate::pool::MemoryPool;
 use crate::thread_id;
 use std::cell::{Cell, UnsafeCell};
@@ -62,7 +62,15 @@ pub(crate) struct Owned {
     pub(crate) rescue_misses: u32,
     /// The worker this one asks for a task next when it is idle (`Worker::ask_for_work`).
     pub(crate) next_victim: usize,
+    /// Rank 0's, while it runs a wait alone: calls in the other workers (`Worker::recruit`).
+    /// Null otherwise.
+    pub(crate) recruit: *const Recruit<'static>,
 }
+
+/// `Worker::request` of rank 0 while it runs a wait alone: the other workers have not been
+/// called in yet, and the first request-check that finds a second ready task calls them in
+/// (`Worker::recruit`). Never a worker's rank + 1.
+pub(crate) const RECRUIT: usize = usize::MAX;
 
 #[repr(align(128))]
 pub(crate) struct Worker {
@@ -75,7 +83,8 @@ pub(crate) struct Worker {
     /// Only this worker pops them, into its private queues. Alone on its lines, like
     /// `request`: the owner's looks at it stay in its own cache until a task arrives.
     pub(crate) mailbox: CachePadded<ReadyStack>,
-    /// 1 + the rank of an idle worker that asks this one for a task, or 0 (`ask_for_work`).
+    /// 1 + the rank of an idle worker that asks this one for a task, or 0 (`ask_for_work`);
+    /// `RECRUIT` while rank 0 runs a wait alone.
     /// Alone on its lines (`CachePadded`), so that the owner's look at it, at every push and
     /// every task it runs, stays in its own cache until somebody asks.
     pub(crate) request: CachePadded<AtomicUsize>,
@@ -124,6 +133,7 @@ impl Worker {
                 asked: Vec::new(),
                 rescue_misses: 0,
                 next_victim: rank,
+                recruit: std::ptr::null(),
             }),
         }
     }

@@ -1,0 +1,124 @@
+//! A wait starts on the calling thread alone and calls in the other workers when a second task
+//! is ready (`src/task/executor.rs`, "Starting alone"): a wait of one task, or of tasks that
+//! become ready one at a time, never involves another thread; one with parallel work does.
+
+#[path = "common/fib.rs"]
+mod fib;
+
+use fib::scheduler;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
+use taskdag::exec::{PoolOptions, Space};
+use taskdag::pool::{MemoryPool, PoolConfig};
+use taskdag::priority::Priority;
+use taskdag::task::{Policy, Scheduler, SchedulerConfig};
+
+type Seen = Arc<Mutex<Vec<ThreadId>>>;
+
+fn record(seen: &Seen) {
+    seen.lock().unwrap().push(std::thread::current().id());
+}
+
+#[test]
+fn one_task_a_respawn_chain_and_a_dependence_chain_run_on_the_calling_thread() {
+    let s = scheduler(4, 1 << 20);
+    let me = std::thread::current().id();
+    for round in 0..20 {
+        let seen: Seen = Arc::default();
+
+        let t = Arc::clone(&seen);
+        s.spawn(&Policy::single(), 0, move |_| record(&t)).unwrap();
+        s.wait().unwrap();
+
+        let (t, runs) = (Arc::clone(&seen), Arc::new(AtomicUsize::new(0)));
+        s.spawn(&Policy::single(), 0, move |ctx| {
+            record(&t);
+            if runs.fetch_add(1, Ordering::Relaxed) < 100 {
+                ctx.respawn(None, Priority::Regular).unwrap();
+            }
+        })
+        .unwrap();
+        s.wait().unwrap();
+
+        let t = Arc::clone(&seen);
+        let mut last = s.spawn(&Policy::single(), 0, move |_| record(&t)).unwrap();
+        for _ in 0..50 {
+            let t = Arc::clone(&seen);
+            last = s
+                .spawn(&Policy::single().after(&last), 0, move |_| record(&t))
+                .unwrap();
+        }
+        s.wait().unwrap();
+
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1 + 101 + 51, "round {round}");
+        let others = seen.iter().filter(|&&t| t != me).count();
+        assert_eq!(others, 0, "round {round}: tasks ran on other threads");
+    }
+}
+
+#[test]
+fn a_second_ready_task_calls_in_the_other_workers() {
+    const WORKERS: usize = 4;
+    let s = scheduler(WORKERS, 1 << 20);
+    let started = Arc::new(AtomicUsize::new(0));
+    let threads: Arc<Mutex<HashSet<ThreadId>>> = Arc::default();
+    let (st, th) = (Arc::clone(&started), Arc::clone(&threads));
+    s.spawn(&Policy::single(), 0, move |ctx| {
+        for _ in 0..WORKERS {
+            let (st, th) = (Arc::clone(&st), Arc::clone(&th));
+            ctx.spawn(&Policy::single(), 0, move |_| {
+                th.lock().unwrap().insert(std::thread::current().id());
+                st.fetch_add(1, Ordering::AcqRel);
+                // Each child holds its thread until all have started: they must run at once,
+                // on every worker.
+                let limit = Instant::now() + Duration::from_secs(10);
+                while st.load(Ordering::Acquire) < WORKERS && Instant::now() < limit {
+                    std::thread::yield_now();
+                }
+            })
+            .unwrap();
+        }
+    })
+    .unwrap();
+    s.wait().unwrap();
+    assert_eq!(started.load(Ordering::Relaxed), WORKERS);
+    assert_eq!(threads.lock().unwrap().len(), WORKERS);
+}
+
+#[test]
+fn a_team_task_spawned_by_a_task_started_alone_runs_on_its_whole_team() {
+    let space = Space::threads(&PoolOptions {
+        threads: 4,
+        ..PoolOptions::default()
+    })
+    .unwrap();
+    let pool = Arc::new(MemoryPool::new(&PoolConfig::with_total(1 << 20)).unwrap());
+    let config = SchedulerConfig {
+        team_size: 2,
+        team_scratch_bytes: 0,
+    };
+    let s = Scheduler::new(space, pool, config).unwrap();
+    for _ in 0..20 {
+        let ranks = Arc::new(Mutex::new(Vec::new()));
+        let r = Arc::clone(&ranks);
+        s.spawn(&Policy::single(), 0, move |ctx| {
+            let r = Arc::clone(&r);
+            ctx.spawn_team(&Policy::single(), 0, move |c| {
+                let m = c.team();
+                r.lock().unwrap().push(m.rank());
+                // Both members must be there.
+                m.barrier();
+            })
+            .unwrap();
+        })
+        .unwrap();
+        s.wait().unwrap();
+        let mut ranks = ranks.lock().unwrap().clone();
+        ranks.sort_unstable();
+        assert_eq!(ranks, [0, 1]);
+    }
+}
