@@ -5,16 +5,14 @@
 #[path = "common/fib.rs"]
 mod fib;
 
-use fib::scheduler;
+use fib::{scheduler, scheduler_with};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
-use taskdag::exec::{PoolOptions, Space};
-use taskdag::pool::{MemoryPool, PoolConfig};
 use taskdag::priority::Priority;
-use taskdag::task::{Policy, Scheduler, SchedulerConfig};
+use taskdag::task::{Policy, SchedulerConfig};
 
 type Seen = Arc<Mutex<Vec<ThreadId>>>;
 
@@ -91,17 +89,11 @@ fn a_second_ready_task_calls_in_the_other_workers() {
 
 #[test]
 fn a_team_task_spawned_by_a_task_started_alone_runs_on_its_whole_team() {
-    let space = Space::threads(&PoolOptions {
-        threads: 4,
-        ..PoolOptions::default()
-    })
-    .unwrap();
-    let pool = Arc::new(MemoryPool::new(&PoolConfig::with_total(1 << 20)).unwrap());
     let config = SchedulerConfig {
         team_size: 2,
         team_scratch_bytes: 0,
     };
-    let s = Scheduler::new(space, pool, config).unwrap();
+    let s = scheduler_with(4, 1 << 20, config);
     for _ in 0..20 {
         let ranks = Arc::new(Mutex::new(Vec::new()));
         let r = Arc::clone(&ranks);

@@ -49,7 +49,7 @@ fn spawn_worker(mailbox: Arc<Mailbox>) -> thread::JoinHandle<()> {
 
 /// A worker that also serves a job slot as instance rank `route.1` while idle.
 fn spawn_routed_worker(
-    mailbox: Arc<Mailbox>,
+    mailbox: impl std::ops::Deref<Target = Mailbox> + Send + 'static,
     route: Option<(std::sync::Arc<Slot>, usize)>,
 ) -> thread::JoinHandle<()> {
     let registered = Arc::new(loom::sync::atomic::AtomicBool::new(false));
@@ -218,30 +218,14 @@ fn a_block_dispatch_wakes_a_member_that_announced_it_sleeps() {
     });
 }
 
-/// A worker serving `boxes[index]`, a mailbox of a pool's array (what `Recruit` posts to).
-fn spawn_pool_worker(
-    boxes: Arc<Vec<CachePadded<Mailbox>>>,
-    index: usize,
-) -> thread::JoinHandle<()> {
-    let registered = Arc::new(loom::sync::atomic::AtomicBool::new(false));
-    let r = registered.clone();
-    let handle = thread::spawn(move || {
-        let mailbox = &boxes[index];
-        mailbox.register_owner();
-        r.store(true, loom::sync::atomic::Ordering::Release);
-        let mut route = None;
-        loop {
-            match idle::wait(mailbox, &mut route, std::time::Duration::ZERO) {
-                Delivery::Shutdown => return,
-                // SAFETY: the control thread keeps each job alive until it is released.
-                Delivery::Job(job, rank) => unsafe { job.execute(rank) },
-            }
-        }
-    });
-    while !registered.load(loom::sync::atomic::Ordering::Acquire) {
-        thread::yield_now();
+/// Mailbox `1` of a pool's array of mailboxes (what `Recruit` posts to), for a worker.
+struct PoolMailbox(Arc<Vec<CachePadded<Mailbox>>>);
+
+impl std::ops::Deref for PoolMailbox {
+    type Target = Mailbox;
+    fn deref(&self) -> &Mailbox {
+        &self.0[1]
     }
-    handle
 }
 
 /// A late-joining dispatch (recruit.rs), twice: one whose control thread calls nobody in, then
@@ -254,7 +238,7 @@ fn a_dispatch_waits_for_the_members_its_control_thread_calls_in_and_only_for_the
             CachePadded(Mailbox::new()),
             CachePadded(Mailbox::new()),
         ]);
-        let worker = spawn_pool_worker(boxes.clone(), 1);
+        let worker = spawn_routed_worker(PoolMailbox(boxes.clone()), None);
         let members = [0usize, 1];
         for call_in in [false, true] {
             let cell = Shared::new();

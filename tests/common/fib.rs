@@ -11,6 +11,11 @@ use taskdag::task::{Future, Policy, Scheduler, SchedulerConfig, TaskContext};
 
 /// A scheduler on `workers` threads (0: the Serial space) with a pool of `pool_bytes`.
 pub fn scheduler(workers: usize, pool_bytes: usize) -> Scheduler {
+    scheduler_with(workers, pool_bytes, SchedulerConfig::default())
+}
+
+/// `scheduler` with `config` (team size, scratch).
+pub fn scheduler_with(workers: usize, pool_bytes: usize, config: SchedulerConfig) -> Scheduler {
     let space = if workers == 0 {
         Space::serial()
     } else {
@@ -21,7 +26,7 @@ pub fn scheduler(workers: usize, pool_bytes: usize) -> Scheduler {
         .unwrap()
     };
     let pool = Arc::new(MemoryPool::new(&PoolConfig::with_total(pool_bytes)).unwrap());
-    Scheduler::new(space, pool, SchedulerConfig::default()).unwrap()
+    Scheduler::new(space, pool, config).unwrap()
 }
 
 /// How a task waits for its children: a when_all and a respawn on it, or respawn_when_all.
