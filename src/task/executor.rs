@@ -81,9 +81,9 @@
 //! them in when it is made ready or run, since its team's members must take part. So a wait of
 //! one task, or of tasks that become ready one at a time (a respawn chain, a chain of
 //! dependences), runs on the calling thread alone and costs what it costs with one worker: one
-//! task took 7.9 us on 16 workers of the GPU machine, with every worker dispatched, idling and
-//! leaving, and 0.55 us now (docs/PERFORMANCE.md, session 16); a wait with parallel work calls
-//! the others in at its first spawn, as early as before.
+//! task took 7.8 us on 16 workers of the GPU machine, with every worker dispatched, idling and
+//! leaving, and 0.63 us now (docs/PERFORMANCE.md, session 16); a wait with parallel work calls
+//! the others in at its first spawn.
 
 use super::context::TaskContext;
 use super::header::{Access, TaskHeader, INTERNAL_REF};
