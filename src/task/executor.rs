@@ -728,7 +728,9 @@ impl Worker {
     /// (`MAX_NESTING`). The caller holds every non-null entity of `elements`.
     #[inline(never)]
     pub(crate) fn run_ahead(&self, shared: &Shared, elements: &[*mut TaskHeader]) {
-        let place = &Place::worker(shared, self);
+        // Only with several workers (the caller tests it): a place whose access is a constant,
+        // so that the executions inlined below test it no more than `run_ready_tasks`' do.
+        let place = &Place::shared_worker(shared, self);
         // SAFETY: the caller holds every entity.
         let complete = |e: *mut TaskHeader| e.is_null() || unsafe { (*e).is_complete() };
         // A first run and the run after the element's own respawn each; a task that respawns

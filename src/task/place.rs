@@ -85,6 +85,19 @@ impl<'a> Place<'a> {
         place.scheduler_unused()
     }
 
+    /// The calling worker, during a wait with several workers (`Access::Shared`): a place whose
+    /// access is a constant where it is inlined, as `exclusive`'s.
+    #[inline(always)]
+    pub(crate) fn shared_worker(shared: &'a Shared, worker: &'a Worker) -> Place<'a> {
+        debug_assert_eq!(worker.access(), Access::Shared);
+        Place {
+            shared,
+            worker: Some(worker),
+            access: Access::Shared,
+            scheduler_unused: Cell::new(false),
+        }
+    }
+
     /// The calling worker, during a wait with one worker (`Access::Exclusive`).
     #[inline(always)]
     pub(crate) fn exclusive(shared: &'a Shared, worker: &'a Worker) -> Place<'a> {

@@ -86,17 +86,26 @@ pub(crate) unsafe fn spawn(
     closure: &RawClosure,
     what: &str,
 ) -> Result<NonNull<TaskHeader>> {
-    // One copy for each access, so that neither tests it again. A spawn never sets
+    // One copy for each kind of place (a worker of a wait with one worker, a worker of a wait
+    // with several, the host), so that none tests the access or the worker again: on a worker
+    // of a shared wait this took 26 instructions off each Fibonacci node (callgrind, one worker
+    // forced to shared access, docs/PERFORMANCE.md, session 17). A spawn never sets
     // `scheduler_unused` (see `Place::detached`); the copies keep the place's fields in
     // registers.
-    match place.worker {
-        Some(worker) if place.access == Access::Exclusive => spawn_at(
+    match (place.worker, place.access) {
+        (Some(worker), Access::Exclusive) => spawn_at(
             &Place::exclusive(place.shared, worker),
             policy,
             closure,
             what,
         ),
-        _ => spawn_at(&place.detached(), policy, closure, what),
+        (Some(worker), Access::Shared) => spawn_at(
+            &Place::shared_worker(place.shared, worker),
+            policy,
+            closure,
+            what,
+        ),
+        (None, _) => spawn_at(&place.detached(), policy, closure, what),
     }
 }
 
