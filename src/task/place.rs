@@ -187,7 +187,9 @@ impl<'a> Place<'a> {
                 let owned = unsafe { w.owned() };
                 owned.alive_delta += sign;
                 owned.bytes_delta += bytes;
-                if owned.alive_delta.abs() >= ALIVE_FLUSH {
+                // The delta moves in the direction of `sign` (a constant where this is inlined),
+                // so only that side of the threshold needs a test.
+                if owned.alive_delta * sign >= ALIVE_FLUSH {
                     let d = std::mem::take(&mut owned.alive_delta);
                     let b = std::mem::take(&mut owned.bytes_delta);
                     shared.flush_alive(d, b);
