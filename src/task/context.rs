@@ -340,8 +340,11 @@ impl<'a> TaskContext<'a> {
         ) {
             // Elements that the worker would run next run now (`Worker::run_ahead`), and then
             // need no waiting for.
-            w.run_ahead(self.place.shared, deps);
-            (incomplete, several) = last_incomplete(deps);
+            (incomplete, several) = if w.run_ahead(self.place.shared, deps) {
+                (None, false)
+            } else {
+                last_incomplete(deps)
+            };
         }
         let dependence = match incomplete {
             Some(_) if several => Some(super::when_all::when_all(&self.place, deps, what)?),

@@ -725,9 +725,10 @@ impl Worker {
     /// Only elements run, at most twice each: a task that the caller's code after the call is
     /// to unblock (tasks should not need one, but a test gate does) never runs here, and an
     /// element that keeps respawning does not keep the worker here. Nesting is bounded
-    /// (`MAX_NESTING`). The caller holds every non-null entity of `elements`.
+    /// (`MAX_NESTING`). The caller holds every non-null entity of `elements`. Returns true when
+    /// they have all completed (false says nothing: the caller looks).
     #[inline(never)]
-    pub(crate) fn run_ahead(&self, shared: &Shared, elements: &[*mut TaskHeader]) {
+    pub(crate) fn run_ahead(&self, shared: &Shared, elements: &[*mut TaskHeader]) -> bool {
         // Only with several workers (the caller tests it): a place whose access is a constant,
         // so that the executions inlined below test it no more than `run_ready_tasks`' do.
         let place = &Place::shared_worker(shared, self);
@@ -736,6 +737,7 @@ impl Worker {
         // A first run and the run after the element's own respawn each; a task that respawns
         // itself until the caller's code after the call lets it complete (a polling gate) would
         // otherwise keep the worker here for ever.
+        let mut all_complete = false;
         self.nested(|| {
             for _ in 0..2 * elements.len() {
                 let next = {
@@ -748,10 +750,12 @@ impl Worker {
                 self.share_on_request(shared);
                 self.execute(place, task);
                 if elements.iter().all(|&e| complete(e)) {
+                    all_complete = true;
                     break;
                 }
             }
         });
+        all_complete
     }
 
     /// Calls `body` one nesting level deeper, unless tasks already nest `MAX_NESTING` deep
