@@ -5,13 +5,15 @@
 //! Files: `crs` (the graph and its structural checks), `transpose` (000 §3.3.1
 //! `transpose_crs`), `acyclic` (cycle check naming the cycle, and each item's height),
 //! `schedule` (the order computed once per plan, with priorities), `plan` (`WorkGraph`, made
-//! once and run many times), `worker` (the run: completion flags, chunk claims, their
+//! once and run many times), `split` (how finely a run shares heights, from the measured cost
+//! of an item), `worker` (the run: completion flags, chunk claims, their
 //! correctness argument), `tests`.
 
 mod acyclic;
 mod crs;
 mod plan;
 mod schedule;
+mod split;
 mod transpose;
 mod worker;
 

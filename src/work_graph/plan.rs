@@ -5,6 +5,7 @@
 use super::acyclic::dag_shape;
 use super::crs::Crs;
 use super::schedule::Schedule;
+use super::split::ItemCost;
 use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::Space;
@@ -39,6 +40,9 @@ pub struct WorkGraph {
     pub(super) lows: Box<[CachePadded<AtomicUsize>]>,
     /// Set when a worker unwinds from a panicking work function, so the others stop.
     pub(super) abort: AtomicBool,
+    /// The cost of an item as runs on several workers measured it, and the value the current
+    /// run's thresholds come from (`split`).
+    pub(super) item_cost: ItemCost,
     /// True while a run is in progress (one at a time).
     running: AtomicBool,
 }
@@ -109,6 +113,7 @@ impl WorkGraph {
                 .map(|_| CachePadded(AtomicUsize::new(0)))
                 .collect(),
             abort: AtomicBool::new(false),
+            item_cost: ItemCost::default(),
             running: AtomicBool::new(false),
         })
     }
@@ -173,6 +178,7 @@ impl WorkGraph {
         self.cursor.store(0, Ordering::Relaxed);
         self.lows.iter().for_each(|l| l.store(0, Ordering::Relaxed));
         self.abort.store(false, Ordering::Relaxed);
+        self.item_cost.start_run();
         Ok(Running(&self.running))
     }
 

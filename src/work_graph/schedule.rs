@@ -41,12 +41,6 @@ pub(super) struct Schedule {
     pub level_starts: Box<[u32]>,
 }
 
-/// Fewest items per worker for a height to be shared among the workers: a narrower height runs
-/// on worker 0 alone. Passing an item's result to another core costs a cache miss of the order
-/// of 100 ns, several items' work: a height split so thin would mostly pass results between
-/// cores. (Under loom, 1: the models' heights of two items are shared by the two workers.)
-const MIN_SLICE: usize = if cfg!(loom) { 1 } else { 32 };
-
 impl Schedule {
     /// The schedule of `graph`, whose items have the dense priority levels `levels` (empty when
     /// there is one level).
@@ -97,13 +91,6 @@ impl Schedule {
             latest_pred: HostArray::from_vec(latest_pred),
             level_starts: level_starts.into_boxed_slice(),
         }
-    }
-
-    /// Whether a height of `width` positions is too narrow to share among `size` workers, with
-    /// one priority level: it is then worker 0's alone (`MIN_SLICE`).
-    #[inline]
-    pub(super) fn narrow(width: usize, size: usize) -> bool {
-        width < size * MIN_SLICE
     }
 
     /// Positions of the predecessors of the item at position `p`.

@@ -2,7 +2,7 @@
 //! shape. Random DAGs up to 10^6 items at 1..8 workers are in tests/work_graph_random.rs, the
 //! loom models in tests/loom_work_graph.rs.
 
-use super::schedule::Schedule;
+use super::split::{ItemCost, Split, WorkerClock};
 use super::*;
 use crate::error::ErrorKind;
 use crate::exec::{PoolOptions, Space};
@@ -499,13 +499,15 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
         .map(|h| (h[1] - h[0]) as usize)
         .max()
         .unwrap();
+    let first_run = p.item_cost.split();
+    assert_eq!(first_run, Split::for_item_cost(0), "no item measured yet");
     assert!(
-        !Schedule::narrow(widest, 4),
+        !first_run.narrow(widest, 4),
         "fib(16)'s widest height is shared by 4 workers"
     );
     // The last height, fib(16) alone, is narrow: worker 0's, the thread that calls `run`.
     assert_eq!(order[order.len() - 1], 0);
-    assert!(Schedule::narrow(1, 4));
+    assert!(Split::for_item_cost(u32::MAX).narrow(1, 4));
     let space = threads(4);
     let caller = std::thread::current().id();
     for _ in 0..20 {
@@ -519,6 +521,8 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
             assert!(previous.is_none(), "item {i} ran twice");
         })
         .unwrap();
+        // The thresholds the run used: they change between runs as the items are measured.
+        let split = p.item_cost.split();
         for h in starts.windows(2) {
             let (start, end) = (h[0] as usize, h[1] as usize);
             for &item in &order[start..end] {
@@ -526,7 +530,7 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
                     .lock()
                     .unwrap()
                     .expect("every item runs");
-                if Schedule::narrow(end - start, 4) {
+                if split.narrow(end - start, 4) {
                     assert_eq!(
                         thread, caller,
                         "item {item} of a narrow height left worker 0"
@@ -535,6 +539,68 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
             }
         }
     }
+}
+
+#[test]
+fn a_run_shares_heights_more_finely_as_items_cost_more() {
+    let default = Split::for_item_cost(0);
+    assert_eq!((default.min_slice, default.min_piece), (32, 256));
+    // 1/16 ns units: items of 3 and 8 ns keep the counts tuned for Fibonacci items.
+    assert_eq!(Split::for_item_cost(3 * 16), default);
+    assert_eq!(Split::for_item_cost(8 * 16), default);
+    let costly = Split::for_item_cost(64 * 16);
+    assert_eq!((costly.min_slice, costly.min_piece), (4, 32));
+    let slow = Split::for_item_cost(u32::MAX);
+    assert_eq!((slow.min_slice, slow.min_piece), (1, 1));
+    // A height of 64 items is worker 0's on 4 workers with cheap items, shared with costly.
+    assert!(default.narrow(64, 4));
+    assert!(!costly.narrow(64, 4));
+}
+
+#[test]
+fn worker_zero_measures_the_items_and_the_next_run_uses_it() {
+    let cost = ItemCost::default();
+    let mut others = WorkerClock::new(1);
+    others.time(64, || {
+        std::thread::sleep(std::time::Duration::from_micros(640))
+    });
+    others.finish(&cost);
+    cost.start_run();
+    assert_eq!(
+        cost.split(),
+        Split::for_item_cost(0),
+        "only worker 0 measures"
+    );
+    let mut clock = WorkerClock::new(0);
+    clock.time(64, || {
+        std::thread::sleep(std::time::Duration::from_micros(640))
+    });
+    clock.finish(&cost);
+    assert_eq!(
+        cost.split(),
+        Split::for_item_cost(0),
+        "a run keeps its thresholds"
+    );
+    cost.start_run();
+    // At least 10 us per item: one item makes a slice and a piece.
+    let split = cost.split();
+    assert_eq!((split.min_slice, split.min_piece), (1, 1));
+
+    // In runs: one height of 2048 items of about 2 us each on 2 workers. Worker 0 times one of
+    // its chunks in the first run where it takes a piece; from the next run on, pieces are
+    // smaller than the 256 items of cheap items.
+    let p = plan(from_edges(2048, &[]));
+    let space = threads(2);
+    let spin = |_| {
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_micros(2) {}
+    };
+    let measured = (0..50).any(|_| {
+        p.run(&space, spin).unwrap();
+        p.item_cost.start_run();
+        p.item_cost.split().min_piece < 256
+    });
+    assert!(measured, "worker 0 timed none of its chunks in 50 runs");
 }
 
 /// Stress: a tree and a wavefront, each run many times on 2, 3 and 8 workers with the order

@@ -10,8 +10,9 @@
 //! - several workers share the schedule. With one priority level it is the height order, a
 //!   sequence of heights whose items never depend on each other, and the workers take each
 //!   height's positions in pieces from a shared cursor (`run_heights`), guided: a piece is a
-//!   1/(`CLAIM_DIVISOR` x workers) part of what is left of the height, at least `MAX_CHUNK`,
-//!   and runs in chunks of up to `MAX_CHUNK`: level scheduling, with point-to-point waits
+//!   1/(`CLAIM_DIVISOR` x workers) part of what is left of the height, at least the run's
+//!   smallest piece (`split`: 256 items for cheap items, fewer as items cost more), and runs in
+//!   chunks of up to `MAX_CHUNK`: level scheduling, with point-to-point waits
 //!   instead of a barrier between heights. A worker on a faster core takes more pieces, which
 //!   matters where cores run at different speeds (a VM whose vCPUs share cores with other
 //!   tenants: on the 16-core benchmark machine 3 to 6 of them run at half speed at any time).
@@ -20,7 +21,8 @@
 //!   against 0.26-0.27 with pieces, on 8 workers 0.50-0.56 against 0.41-0.49, and the wide
 //!   random graph on 16 workers 4.4-4.5 against 3.1-4.0 (the same three processes each,
 //!   alternating; fib(25) on 16 workers was 5% slower with pieces, within its spread). A
-//!   height too narrow to give each worker `MIN_SLICE` items runs on worker 0 alone: a graph
+//!   height too narrow to give each worker the run's smallest slice (`split`: 32 cheap items,
+//!   fewer costly ones) runs on worker 0 alone: a graph
 //!   with little parallelism (a long random chain of heights a few items wide) then runs on
 //!   one core instead of passing every item's inputs between cores (on 16 workers the deep
 //!   random DAG of the benchmark went from 143 to 60 ns per item, against 57 on one), and the
@@ -105,7 +107,7 @@
 //! fine-grained items a work graph is for.
 
 use super::plan::WorkGraph;
-use super::schedule::Schedule;
+use super::split::{Split, WorkerClock};
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Largest chunk of positions a worker runs (or claims) at once: large enough that claims stay
@@ -180,13 +182,16 @@ impl WorkGraph {
         };
         // Relaxed: stored by `begin` before the dispatch that started this worker.
         let epoch = self.epoch.load(Ordering::Relaxed);
+        let mut clock = WorkerClock::new(rank);
         let finished = if levels {
-            self.run_heights(rank, size, epoch, &mut marks, work)
+            let split = self.item_cost.split();
+            self.run_heights(split, epoch, &mut marks, &mut clock, work)
         } else {
             self.claim_chunks(size, epoch, &mut marks, work)
         };
         if finished {
             marks.finish();
+            clock.finish(&self.item_cost);
         }
     }
 
@@ -195,17 +200,19 @@ impl WorkGraph {
     /// was aborted.
     fn run_heights<F: Fn(usize) + ?Sized>(
         &self,
-        rank: usize,
-        size: usize,
+        split: Split,
         epoch: u8,
         marks: &mut Marks<'_>,
+        clock: &mut WorkerClock,
         work: &F,
     ) -> bool {
-        for height in self.schedule.level_starts.windows(2) {
-            let (start, end) = (height[0] as usize, height[1] as usize);
-            let mut first = true;
-            if Schedule::narrow(end - start, size) {
-                if rank == 0 && !self.run_piece(start..end, start, &mut first, epoch, marks, work) {
+        let (rank, size) = (marks.rank, marks.size);
+        for bounds in self.schedule.level_starts.windows(2) {
+            let (start, end) = (bounds[0] as usize, bounds[1] as usize);
+            let mut height = Height { start, first: true };
+            if split.narrow(end - start, size) {
+                if rank == 0 && !self.run_piece(start..end, &mut height, epoch, marks, clock, work)
+                {
                     return false;
                 }
                 continue;
@@ -219,7 +226,7 @@ impl WorkGraph {
                     break;
                 }
                 let piece = ((end - base) / (CLAIM_DIVISOR * size))
-                    .max(MAX_CHUNK)
+                    .max(split.min_piece)
                     .min(end - base);
                 match self.cursor.compare_exchange_weak(
                     seen,
@@ -229,7 +236,7 @@ impl WorkGraph {
                 ) {
                     Ok(_) => {
                         let range = base..base + piece;
-                        if !self.run_piece(range, start, &mut first, epoch, marks, work) {
+                        if !self.run_piece(range, &mut height, epoch, marks, clock, work) {
                             return false;
                         }
                         seen = self.cursor.load(Ordering::Relaxed);
@@ -237,22 +244,21 @@ impl WorkGraph {
                     Err(now) => seen = now,
                 }
             }
-            if first {
+            if height.first {
                 marks.passed_height(end);
             }
         }
         true
     }
 
-    /// Runs the positions of `range`, in the height that starts at `height_start`, in chunks;
-    /// `first` while the worker has run no chunk of the height. False if the run was aborted.
+    /// Runs the positions of `range`, in `height`, in chunks. False if the run was aborted.
     fn run_piece<F: Fn(usize) + ?Sized>(
         &self,
         range: std::ops::Range<usize>,
-        height_start: usize,
-        first: &mut bool,
+        height: &mut Height,
         epoch: u8,
         marks: &mut Marks<'_>,
+        clock: &mut WorkerClock,
         work: &F,
     ) -> bool {
         let mut chunk = range.start;
@@ -262,12 +268,15 @@ impl WorkGraph {
                 return false;
             }
             let chunk_end = (chunk + MAX_CHUNK).min(range.end);
-            marks.before_height_chunk(chunk, height_start, *first);
-            *first = false;
-            if marks.low_water >= height_start {
+            marks.before_height_chunk(chunk, height.start, height.first);
+            height.first = false;
+            if marks.low_water >= height.start {
                 // Every predecessor of the height lies below its start, so below the low
-                // water: complete, and no flag needs a look (module comment).
-                self.run_ready(chunk, chunk_end, epoch, work);
+                // water: complete, and no flag needs a look (module comment). Such chunks run
+                // items and nothing else: worker 0 times some (`split`).
+                clock.time(chunk_end - chunk, || {
+                    self.run_ready(chunk, chunk_end, epoch, work)
+                });
             } else if !self.run_chunk(chunk, chunk_end, epoch, marks, work) {
                 return false;
             }
@@ -436,6 +445,14 @@ impl WorkGraph {
         }
         true
     }
+}
+
+/// The height a worker is taking pieces of.
+struct Height {
+    /// Its first position.
+    start: usize,
+    /// True while the worker has run no chunk of it.
+    first: bool,
 }
 
 /// The positions of a worker's chunk that it skipped and has not run yet: bit b of word w

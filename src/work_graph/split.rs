@@ -1,0 +1,155 @@
+//! How finely a run on several workers shares the heights of the schedule (`worker`), from the
+//! measured cost of an item.
+//!
+//! Sharing a height costs about the same whatever the items do: a claim on the shared cursor,
+//! and a cache miss of the order of 100 ns for each result that another core reads. What it
+//! saves grows with the items' cost. So the two thresholds of a run are times, turned into
+//! item counts with the cost of an item measured in earlier runs of the plan:
+//! - a height gives each worker a slice of at least `SLICE_NS`, or runs on worker 0 alone
+//!   (`min_slice` items per worker);
+//! - a piece claimed from a height is at least `PIECE_NS` of work (`min_piece` items), so
+//!   that claims stay rare, and the last pieces, which the next height waits for, stay short.
+//!
+//! With Fibonacci items (3-4 ns on the 16-core benchmark machine) these are the counts that
+//! were tuned there, 32 and 256 (docs/PERFORMANCE.md, sessions 8 and 9), which are also the
+//! counts before any measurement and the largest ever used, so cheap items run as they did.
+//! Items that cost tens of nanoseconds (the random graphs of `bench/work_graph`, or any real
+//! work function) had a height of 511 items on worker 0 alone on 16 workers, and pieces of 256
+//! items that took 10 us to run, while the other workers waited.
+//!
+//! The measurement: worker 0 times up to `SAMPLES` of its chunks that run without a look at
+//! any flag (`WorkerClock`), and stores their cost per item at the end of its run; the next
+//! run reads it when it starts (`ItemCost::start_run`), so that every worker of a run uses
+//! the same thresholds, which the run's correctness needs (a narrow height is worker 0's
+//! alone: every worker must agree which heights are narrow).
+
+use crate::sync::atomic::{AtomicU32, Ordering};
+
+/// Fewest items per worker for a height to be shared, before any measurement or for items
+/// cheaper than `SLICE_NS / MIN_SLICE`. (Under loom, 1: the models' heights of two items are
+/// shared by the two workers.)
+const MIN_SLICE: usize = if cfg!(loom) { 1 } else { 32 };
+/// Smallest piece of a height claimed at once, in items, likewise (under loom, the chunk).
+pub(super) const MIN_PIECE: usize = if cfg!(loom) { 2 } else { 256 };
+/// The work a worker's share of a height must be worth: `MIN_SLICE` items of 8 ns.
+const SLICE_NS: u64 = 256;
+/// The work of the smallest piece: `MIN_PIECE` items of 8 ns.
+const PIECE_NS: u64 = 2048;
+/// Item costs are kept in 1/`SCALE` ns.
+const SCALE: u64 = 16;
+/// Chunks worker 0 times in a run: a clock read costs tens of nanoseconds, so a few.
+const SAMPLES: u32 = 4;
+/// Fewest items in a timed chunk, so that the clock's own cost stays small beside it.
+const SAMPLE_ITEMS: usize = 32;
+
+/// The thresholds of one run (module comment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Split {
+    pub min_slice: usize,
+    pub min_piece: usize,
+}
+
+impl Split {
+    /// The thresholds for a run, from the last measured cost of an item (0: none yet).
+    pub(super) fn for_item_cost(scaled_ns: u32) -> Split {
+        if scaled_ns == 0 || cfg!(loom) {
+            return Split {
+                min_slice: MIN_SLICE,
+                min_piece: MIN_PIECE,
+            };
+        }
+        let items = |budget_ns: u64, most: usize| {
+            ((budget_ns * SCALE / u64::from(scaled_ns)) as usize).clamp(1, most)
+        };
+        Split {
+            min_slice: items(SLICE_NS, MIN_SLICE),
+            min_piece: items(PIECE_NS, MIN_PIECE),
+        }
+    }
+
+    /// Whether a height of `width` positions is too narrow to share among `size` workers: it
+    /// is then worker 0's alone.
+    #[inline]
+    pub(super) fn narrow(&self, width: usize, size: usize) -> bool {
+        width < size * self.min_slice
+    }
+}
+
+/// The cost of an item as measured by the plan's runs, in 1/`SCALE` ns (0 before any), and
+/// the value the current run's thresholds come from.
+#[derive(Default)]
+pub(super) struct ItemCost {
+    measured: AtomicU32,
+    this_run: AtomicU32,
+}
+
+impl ItemCost {
+    /// Fixes the current run's thresholds. Called by `begin`, before the workers start.
+    pub(super) fn start_run(&self) {
+        // Relaxed: the measurement was stored by the previous run's worker 0, which the end of
+        // that run ordered before this (the plan's `running` flag); the dispatch that starts
+        // the workers orders this store before their loads, as for the run number.
+        let measured = self.measured.load(Ordering::Relaxed);
+        self.this_run.store(measured, Ordering::Relaxed);
+    }
+
+    /// The current run's thresholds: the same for every worker of the run, whatever worker 0
+    /// measures meanwhile.
+    pub(super) fn split(&self) -> Split {
+        // Relaxed: see `start_run`.
+        Split::for_item_cost(self.this_run.load(Ordering::Relaxed))
+    }
+
+    /// Folds worker 0's measurement into the estimate: a quarter of the new one, so that one
+    /// run on a disturbed core does not swing the next runs' thresholds. Only worker 0 of the
+    /// one run in progress calls this, so the load and the store race with no other writer.
+    fn record(&self, scaled_ns: u64) {
+        let scaled_ns = scaled_ns.clamp(1, u64::from(u32::MAX)) as u32;
+        let old = self.measured.load(Ordering::Relaxed);
+        let new = if old == 0 {
+            scaled_ns
+        } else {
+            ((3 * u64::from(old) + u64::from(scaled_ns)) / 4) as u32
+        };
+        // Relaxed: read by the next run's `begin` (see `start_run`).
+        self.measured.store(new.max(1), Ordering::Relaxed);
+    }
+}
+
+/// Worker 0's clock for its unchecked chunks (module comment); the other workers time nothing.
+pub(super) struct WorkerClock {
+    samples_left: u32,
+    ns: u64,
+    items: u64,
+}
+
+impl WorkerClock {
+    pub(super) fn new(rank: usize) -> WorkerClock {
+        WorkerClock {
+            samples_left: if rank == 0 && !cfg!(loom) { SAMPLES } else { 0 },
+            ns: 0,
+            items: 0,
+        }
+    }
+
+    /// Runs `chunk`, a chunk of `items` items, timing it if a sample is still due.
+    #[inline]
+    pub(super) fn time<R>(&mut self, items: usize, chunk: impl FnOnce() -> R) -> R {
+        if self.samples_left == 0 || items < SAMPLE_ITEMS {
+            return chunk();
+        }
+        self.samples_left -= 1;
+        let start = std::time::Instant::now();
+        let r = chunk();
+        self.ns += start.elapsed().as_nanos() as u64;
+        self.items += items as u64;
+        r
+    }
+
+    /// Stores the run's measurement, if it made any.
+    pub(super) fn finish(&self, cost: &ItemCost) {
+        if let Some(scaled_ns) = (self.ns * SCALE).checked_div(self.items) {
+            cost.record(scaled_ns);
+        }
+    }
+}
