@@ -1,21 +1,24 @@
 //! How finely a run on several workers shares the heights of the schedule (`worker`), from the
 //! measured cost of an item.
 //!
-//! Sharing a height costs about the same whatever the items do: a claim on the shared cursor,
-//! and a cache miss of the order of 100 ns for each result that another core reads. What it
-//! saves grows with the items' cost. So the two thresholds of a run are times, turned into
-//! item counts with the cost of an item measured in earlier runs of the plan:
-//! - a height gives each worker a slice of at least `SLICE_NS`, or runs on worker 0 alone
-//!   (`min_slice` items per worker);
-//! - a piece claimed from a height is at least `PIECE_NS` of work (`min_piece` items), so
-//!   that claims stay rare, and the last pieces, which the next height waits for, stay short.
+//! A height that is too narrow to give each worker `MIN_SLICE` items runs on worker 0 alone, so
+//! that a graph of narrow heights does not pass every item's inputs from core to core (each
+//! such input a cache miss of the order of 100 ns). That count was tuned with Fibonacci items
+//! of 3-4 ns on the 16-core benchmark machine (docs/PERFORMANCE.md, sessions 8 and 9), as was
+//! the smallest piece claimed from a shared height, `MIN_PIECE` items. Items that cost tens of
+//! nanoseconds (the random graphs of `bench/work_graph`, or most real work functions) then had
+//! heights of up to 511 items, several microseconds of work, on worker 0 alone on 16 workers,
+//! and pieces of 256 items, 10 us, which the next height waited for while the others idled.
+//! So both rules also have a time, turned into an item count with the cost of an item measured
+//! in earlier runs of the plan:
+//! - a height runs on worker 0 alone only if it is narrow by the count and also takes less
+//!   than `ALONE_NS` there (`alone_below` items); sharing a wider one on few workers still
+//!   passes most inputs between cores, which is why the count stays (the deep random graph on
+//!   2 workers ran at half its one-worker speed with heights shared from 6 items of 76 ns);
+//! - a piece claimed from a height is at most `PIECE_NS` of work, and never below one item.
 //!
-//! With Fibonacci items (3-4 ns on the 16-core benchmark machine) these are the counts that
-//! were tuned there, 32 and 256 (docs/PERFORMANCE.md, sessions 8 and 9), which are also the
-//! counts before any measurement and the largest ever used, so cheap items run as they did.
-//! Items that cost tens of nanoseconds (the random graphs of `bench/work_graph`, or any real
-//! work function) had a height of 511 items on worker 0 alone on 16 workers, and pieces of 256
-//! items that took 10 us to run, while the other workers waited.
+//! Items of up to 8 ns keep the tuned counts on up to 32 workers, and so does every run before
+//! the first measurement.
 //!
 //! The measurement: worker 0 times up to `SAMPLES` of its chunks that run without a look at
 //! any flag (`WorkerClock`), and stores their cost per item at the end of its run; the next
@@ -25,15 +28,16 @@
 
 use crate::sync::atomic::{AtomicU32, Ordering};
 
-/// Fewest items per worker for a height to be shared, before any measurement or for items
-/// cheaper than `SLICE_NS / MIN_SLICE`. (Under loom, 1: the models' heights of two items are
-/// shared by the two workers.)
+/// Fewest items per worker for a height to be shared. (Under loom, 1: the models' heights of
+/// two items are shared by the two workers.)
 const MIN_SLICE: usize = if cfg!(loom) { 1 } else { 32 };
-/// Smallest piece of a height claimed at once, in items, likewise (under loom, the chunk).
-pub(super) const MIN_PIECE: usize = if cfg!(loom) { 2 } else { 256 };
-/// The work a worker's share of a height must be worth: `MIN_SLICE` items of 8 ns.
-const SLICE_NS: u64 = 256;
-/// The work of the smallest piece: `MIN_PIECE` items of 8 ns.
+/// Smallest piece of a height claimed at once, in items, for cheap items and before any
+/// measurement (under loom, the chunk).
+const MIN_PIECE: usize = if cfg!(loom) { 2 } else { 256 };
+/// A height that takes at least this long on one worker is shared whatever its width: 512
+/// items of 8 ns, the widest narrow height of 16 workers.
+const ALONE_NS: u64 = 4096;
+/// The most work in the smallest piece: `MIN_PIECE` items of 8 ns.
 const PIECE_NS: u64 = 2048;
 /// Item costs are kept in 1/`SCALE` ns.
 const SCALE: u64 = 16;
@@ -45,7 +49,8 @@ const SAMPLE_ITEMS: usize = 32;
 /// The thresholds of one run (module comment).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Split {
-    pub min_slice: usize,
+    /// Heights of at least this many items are shared, whatever the count rule says.
+    pub alone_below: usize,
     pub min_piece: usize,
 }
 
@@ -54,16 +59,14 @@ impl Split {
     pub(super) fn for_item_cost(scaled_ns: u32) -> Split {
         if scaled_ns == 0 || cfg!(loom) {
             return Split {
-                min_slice: MIN_SLICE,
+                alone_below: usize::MAX,
                 min_piece: MIN_PIECE,
             };
         }
-        let items = |budget_ns: u64, most: usize| {
-            ((budget_ns * SCALE / u64::from(scaled_ns)) as usize).clamp(1, most)
-        };
+        let items = |budget_ns: u64| (budget_ns * SCALE / u64::from(scaled_ns)).max(1) as usize;
         Split {
-            min_slice: items(SLICE_NS, MIN_SLICE),
-            min_piece: items(PIECE_NS, MIN_PIECE),
+            alone_below: items(ALONE_NS),
+            min_piece: items(PIECE_NS).min(MIN_PIECE),
         }
     }
 
@@ -71,7 +74,7 @@ impl Split {
     /// is then worker 0's alone.
     #[inline]
     pub(super) fn narrow(&self, width: usize, size: usize) -> bool {
-        width < size * self.min_slice
+        width < size * MIN_SLICE && width < self.alone_below
     }
 }
 

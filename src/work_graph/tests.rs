@@ -507,7 +507,7 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
     );
     // The last height, fib(16) alone, is narrow: worker 0's, the thread that calls `run`.
     assert_eq!(order[order.len() - 1], 0);
-    assert!(Split::for_item_cost(u32::MAX).narrow(1, 4));
+    assert!(first_run.narrow(1, 4));
     let space = threads(4);
     let caller = std::thread::current().id();
     for _ in 0..20 {
@@ -544,17 +544,25 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
 #[test]
 fn a_run_shares_heights_more_finely_as_items_cost_more() {
     let default = Split::for_item_cost(0);
-    assert_eq!((default.min_slice, default.min_piece), (32, 256));
+    assert_eq!((default.alone_below, default.min_piece), (usize::MAX, 256));
+    // By the count alone: narrower than 32 items per worker.
+    assert!(default.narrow(127, 4) && !default.narrow(128, 4));
+    assert!(default.narrow(511, 16) && !default.narrow(512, 16));
     // 1/16 ns units: items of 3 and 8 ns keep the counts tuned for Fibonacci items.
-    assert_eq!(Split::for_item_cost(3 * 16), default);
-    assert_eq!(Split::for_item_cost(8 * 16), default);
+    for cheap in [3, 8] {
+        let split = Split::for_item_cost(cheap * 16);
+        assert_eq!(split.min_piece, 256);
+        assert!(split.narrow(511, 16) && !split.narrow(512, 16));
+    }
+    // Items of 64 ns: a height of 64 items (4 us) is shared, one of 63 is not; pieces of 32.
     let costly = Split::for_item_cost(64 * 16);
-    assert_eq!((costly.min_slice, costly.min_piece), (4, 32));
+    assert_eq!((costly.alone_below, costly.min_piece), (64, 32));
+    assert!(!costly.narrow(64, 16) && costly.narrow(63, 16));
+    // Time only ever adds sharing: 40 such items (2.6 us) on 2 workers stay worker 0's.
+    assert!(costly.narrow(40, 2) && !costly.narrow(64, 2));
     let slow = Split::for_item_cost(u32::MAX);
-    assert_eq!((slow.min_slice, slow.min_piece), (1, 1));
-    // A height of 64 items is worker 0's on 4 workers with cheap items, shared with costly.
-    assert!(default.narrow(64, 4));
-    assert!(!costly.narrow(64, 4));
+    assert_eq!((slow.alone_below, slow.min_piece), (1, 1));
+    assert!(!slow.narrow(1, 2));
 }
 
 #[test]
@@ -582,9 +590,9 @@ fn worker_zero_measures_the_items_and_the_next_run_uses_it() {
         "a run keeps its thresholds"
     );
     cost.start_run();
-    // At least 10 us per item: one item makes a slice and a piece.
+    // At least 10 us per item: one item is worth sharing, and makes a piece.
     let split = cost.split();
-    assert_eq!((split.min_slice, split.min_piece), (1, 1));
+    assert_eq!((split.alone_below, split.min_piece), (1, 1));
 
     // In runs: one height of 2048 items of about 2 us each on 2 workers. Worker 0 times one of
     // its chunks in the first run where it takes a piece; from the next run on, pieces are

@@ -11,7 +11,7 @@
 //!   sequence of heights whose items never depend on each other, and the workers take each
 //!   height's positions in pieces from a shared cursor (`run_heights`), guided: a piece is a
 //!   1/(`CLAIM_DIVISOR` x workers) part of what is left of the height, at least the run's
-//!   smallest piece (`split`: 256 items for cheap items, fewer as items cost more), and runs in
+//!   smallest piece (`split`: 256 cheap items, fewer as items cost more), and runs in
 //!   chunks of up to `MAX_CHUNK`: level scheduling, with point-to-point waits
 //!   instead of a barrier between heights. A worker on a faster core takes more pieces, which
 //!   matters where cores run at different speeds (a VM whose vCPUs share cores with other
@@ -21,8 +21,8 @@
 //!   against 0.26-0.27 with pieces, on 8 workers 0.50-0.56 against 0.41-0.49, and the wide
 //!   random graph on 16 workers 4.4-4.5 against 3.1-4.0 (the same three processes each,
 //!   alternating; fib(25) on 16 workers was 5% slower with pieces, within its spread). A
-//!   height too narrow to give each worker the run's smallest slice (`split`: 32 cheap items,
-//!   fewer costly ones) runs on worker 0 alone: a graph
+//!   height too narrow to give each worker 32 items runs on worker 0 alone, unless its items
+//!   cost so much that it would take worker 0 several microseconds (`split`): a graph
 //!   with little parallelism (a long random chain of heights a few items wide) then runs on
 //!   one core instead of passing every item's inputs between cores (on 16 workers the deep
 //!   random DAG of the benchmark went from 143 to 60 ns per item, against 57 on one), and the
