@@ -17,8 +17,8 @@
 //!   2 workers ran at half its one-worker speed with heights shared from 6 items of 76 ns);
 //! - a piece claimed from a height is at most `PIECE_NS` of work, and never below one item.
 //!
-//! Items of up to 8 ns keep the tuned counts on up to 32 workers, and so does every run before
-//! the first measurement.
+//! Items of up to 8 ns keep the tuned counts on up to 16 workers (of up to 4 ns, on up to 32),
+//! and so does every run before the first measurement.
 //!
 //! The measurement: worker 0 times up to `SAMPLES` of its chunks that run without a look at
 //! any flag (`WorkerClock`), and stores their cost per item at the end of its run; the next
