@@ -2429,7 +2429,10 @@ enum td_status td_work_graph_create(const struct td_crs *graph,
  * [0, N), each call F(j) beginning only after every F(i) that j executes after has returned.
  * One thread calls the items in the plan's order; several threads split that order, each
  * waiting for an item's predecessors before calling it. Returns when all N calls have
- * returned. A run allocates nothing, and a plan may be run any number of times.
+ * returned. A run allocates nothing, and a plan may be run any number of times. How finely a
+ * run on several threads shares the order follows the cost of an item measured in the plan's
+ * earlier runs (docs/work-graph.md), so a plan's first such run may be slower than the next
+ * ones when items cost tens of nanoseconds or more.
  *
  * `work_fn` runs concurrently on the space's threads and must be thread-safe; it must not unwind
  * (throw) into taskdag. It may call taskdag, but running this plan again from inside it, or

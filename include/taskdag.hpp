@@ -2179,6 +2179,8 @@ public:
   /// Runs the graph on `space` (td_space_threads, td_space_serial, ...): calls `f(i)` once for
   /// every item i in [0, N), each after the calls of the items it executes after, concurrently
   /// on the space's threads (so `f` must be thread-safe). Returns when all calls have returned.
+  /// A plan's runs on several threads share the work as finely as the cost of an item measured
+  /// in its earlier runs warrants, so time later runs, not only the first.
   ///
   /// If `f` throws, the remaining items are skipped (their calls return at once) and the first
   /// exception is rethrown here once the run has ended. Throws taskdag::error for
