@@ -89,23 +89,23 @@ impl<'a> Place<'a> {
     /// access is a constant where it is inlined, as `exclusive`'s.
     #[inline(always)]
     pub(crate) fn shared_worker(shared: &'a Shared, worker: &'a Worker) -> Place<'a> {
-        debug_assert_eq!(worker.access(), Access::Shared);
-        Place {
-            shared,
-            worker: Some(worker),
-            access: Access::Shared,
-            scheduler_unused: Cell::new(false),
-        }
+        Place::worker_with(shared, worker, Access::Shared)
     }
 
     /// The calling worker, during a wait with one worker (`Access::Exclusive`).
     #[inline(always)]
     pub(crate) fn exclusive(shared: &'a Shared, worker: &'a Worker) -> Place<'a> {
-        debug_assert_eq!(worker.access(), Access::Exclusive);
+        Place::worker_with(shared, worker, Access::Exclusive)
+    }
+
+    /// The calling worker, whose wait's access is `access` (a constant at the callers above).
+    #[inline(always)]
+    fn worker_with(shared: &'a Shared, worker: &'a Worker, access: Access) -> Place<'a> {
+        debug_assert_eq!(worker.access(), access);
         Place {
             shared,
             worker: Some(worker),
-            access: Access::Exclusive,
+            access,
             scheduler_unused: Cell::new(false),
         }
     }
