@@ -3,6 +3,7 @@
 //! loom models in tests/loom_work_graph.rs.
 
 use super::split::{ItemCost, Split, WorkerClock};
+use super::worker;
 use super::*;
 use crate::error::ErrorKind;
 use crate::exec::{PoolOptions, Space};
@@ -523,20 +524,41 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
         .unwrap();
         // The thresholds the run used: they change between runs as the items are measured.
         let split = p.item_cost.split();
+        let thread_at = |position: usize| {
+            ran_by[order[position] as usize]
+                .lock()
+                .unwrap()
+                .expect("every item runs")
+        };
         for h in starts.windows(2) {
-            let (start, end) = (h[0] as usize, h[1] as usize);
-            for &item in &order[start..end] {
-                let thread = ran_by[item as usize]
-                    .lock()
-                    .unwrap()
-                    .expect("every item runs");
-                if split.narrow(end - start, 4) {
+            let height = h[0] as usize..h[1] as usize;
+            if split.narrow(height.len(), 4) {
+                for position in height {
                     assert_eq!(
-                        thread, caller,
-                        "item {item} of a narrow height left worker 0"
+                        thread_at(position),
+                        caller,
+                        "position {position} of a narrow height left worker 0"
                     );
                 }
+                continue;
             }
+            // A wide height's slices: each on its own worker, the first on the caller.
+            let mut slice_threads = Vec::new();
+            for rank in 0..4 {
+                let slice = worker::slice(height.clone(), rank, 4);
+                assert!(!slice.is_empty(), "every worker has a slice of {height:?}");
+                let thread = if rank == 0 {
+                    caller
+                } else {
+                    thread_at(slice.start)
+                };
+                for position in slice {
+                    assert_eq!(thread_at(position), thread, "rank {rank}'s slice");
+                }
+                assert!(!slice_threads.contains(&thread), "two slices on one worker");
+                slice_threads.push(thread);
+            }
+            assert!(worker::slice(height.clone(), 4, 4).start < height.end);
         }
     }
 }

@@ -8,19 +8,28 @@
 //! plan has already fixed the order (`schedule`), so
 //! - one worker simply calls F in that order: a topological order needs no checks at all;
 //! - several workers share the schedule. With one priority level it is the height order, a
-//!   sequence of heights whose items never depend on each other, and the workers take each
-//!   height's positions in pieces from a shared cursor (`run_heights`), guided: a piece is a
-//!   1/(`CLAIM_DIVISOR` x workers) part of what is left of the height, at least the run's
-//!   smallest piece (`split`: 256 cheap items, fewer as items cost more), and runs in
-//!   chunks of up to `MAX_CHUNK`: level scheduling, with point-to-point waits
-//!   instead of a barrier between heights. A worker on a faster core takes more pieces, which
-//!   matters where cores run at different speeds (a VM whose vCPUs share cores with other
-//!   tenants: on the 16-core benchmark machine 3 to 6 of them run at half speed at any time).
-//!   Fixed slices of each height, which touched no shared counter at all, made every height
-//!   wait for the slowest core: fib(30) on 16 workers took 0.27-0.29 ns per item with them
-//!   against 0.26-0.27 with pieces, on 8 workers 0.50-0.56 against 0.41-0.49, and the wide
-//!   random graph on 16 workers 4.4-4.5 against 3.1-4.0 (the same three processes each,
-//!   alternating; fib(25) on 16 workers was 5% slower with pieces, within its spread). A
+//!   sequence of heights whose items never depend on each other: level scheduling, with
+//!   point-to-point waits instead of a barrier between heights (`run_heights`). Each worker
+//!   first runs its own slice of the height's first `STATIC_SHARE` (worker r of w the r-th of
+//!   w equal parts), then the workers take the rest in pieces from a shared cursor, guided: a
+//!   piece is a 1/(`CLAIM_DIVISOR` x workers) part of what is left, at least the run's
+//!   smallest piece (`split`: 256 cheap items, fewer as items cost more). Slices and pieces
+//!   run in chunks of up to `MAX_CHUNK`.
+//!   The slices cost no shared write: when every worker took each height's first piece from
+//!   the cursor, the 16 claims at the start of a height passed its cache line from core to
+//!   core one after the other (a claim took about 730 cycles on 16 workers), and a worker's
+//!   slice of a breadth-first numbered tree holds about the parents of its slice of the height
+//!   before, whose results are in its own cache. fib(25) on 16 workers took 0.39-0.46 ns per
+//!   item with slices of 3/4 of each height against 0.47-0.55 with pieces alone (six
+//!   processes each, alternating over two calls), fib(30) 0.28-0.32 against 0.29-0.33.
+//!   The pieces let a worker on a faster core take more of the height, which matters where
+//!   cores run at different speeds (a VM whose vCPUs share cores with other tenants: on the
+//!   16-core benchmark machine 3 to 6 of them run at half speed at any time). Slices of the
+//!   whole height, which touched no shared counter at all, made every height wait for the
+//!   slowest core: fib(30) on 16 workers took 0.27-0.29 ns per item with them against
+//!   0.26-0.27 with pieces alone, on 8 workers 0.50-0.56 against 0.41-0.49, and the wide
+//!   random graph on 16 workers 4.4-4.5 against 3.1-4.0; slices of 15/16 were 5% slower than
+//!   of 3/4 on the wide random graph. A
 //!   height too narrow to give each worker 32 items runs on worker 0 alone, unless its items
 //!   cost so much that it would take worker 0 several microseconds (`split`): a graph
 //!   with little parallelism (a long random chain of heights a few items wide) then runs on
@@ -47,17 +56,22 @@
 //!   same thread. Flags from earlier runs hold older numbers (`plan::begin`), so they never
 //!   read as done.
 //! - Exactly once: each position is in the piece or chunk that one successful update of the
-//!   cursor handed to one worker, or in a narrow height, which only worker 0 runs. With
-//!   heights, a piece never crosses its height's end and a worker leaves a wide height only
-//!   once the cursor is at or past its end, so the cursor moves through the wide heights in
-//!   order: when a worker finds it below a height's start, the positions in between are narrow
-//!   heights' (worker 0's), and it starts the piece at the height's start.
+//!   cursor handed to one worker, in one worker's slice (slices are disjoint and fixed by the
+//!   rank, which every worker of a run has a different one of, and the run's size), or in a
+//!   narrow height, which only worker 0 runs. With heights, a piece never crosses its height's
+//!   end and a worker leaves a wide height only once the cursor is at or past its end, so the
+//!   cursor moves through the wide heights in order: when a worker finds it below the end of
+//!   a height's slices, the positions in between are slices or narrow heights', and it starts
+//!   the piece at the end of the slices.
 //! - Progress (no deadlock): predecessors always have smaller positions, and a worker takes
-//!   its chunks in increasing order of position. Take the smallest position m not yet
-//!   completed. If nobody has it yet, every position handed out is below m (the cursor only
-//!   grows), so complete: no worker is inside a chunk, and one that looks for work takes m's
-//!   piece or chunk (or m is in a narrow height, which worker 0 reaches once it is done with
-//!   the positions before). Otherwise its worker has completed its chunks below m's, so it is
+//!   its chunks in increasing order of position (a worker's slice of a height lies below the
+//!   height's pieces, and both below the next height's). Take the smallest position m not
+//!   yet completed. If nobody has it yet, every position handed out is below m (the cursor
+//!   only grows), so complete: no worker is inside a chunk, and one that looks for work takes
+//!   m's piece or chunk; or m is in a narrow height or a slice, whose worker has nothing
+//!   before it left to wait for (every position below m is complete, so the cursor is past
+//!   the pieces of the heights before) and reaches it. Otherwise its worker has completed
+//!   its chunks below m's, so it is
 //!   at m's chunk; m's
 //!   predecessors (smaller than m) are complete, those in the chunk by the worker's own mask.
 //!   If the worker is in its first pass over the chunk it reaches m and runs it; otherwise m
@@ -82,9 +96,9 @@
 //!   Positions no worker has yet lie at or above the cursor, which also only grows. So
 //!   L = min(marks, cursor), from any values read, bounds every incomplete position: each
 //!   q < L is complete. With heights the cursor term is left out: the reader's own term (its
-//!   current chunk's start, below) is below the cursor, hence below every position nobody has
-//!   yet; and the positions of a narrow height that worker 0 has not finished are above worker
-//!   0's mark. The mark value above q that the
+//!   current chunk's start, below) is below the cursor, hence below every piece nobody has
+//!   yet; and the positions of a narrow height that worker 0 has not finished, or of a slice
+//!   that its worker has not, are above that worker's mark. The mark value above q that the
 //!   reader saw for q's worker was stored (Release) after F(q) returned, and the reader loads
 //!   it with Acquire, so F(q) happens before whatever the reader runs next. A worker's own
 //!   term is not its published mark but its current chunk's start, which it knows exactly:
@@ -109,6 +123,7 @@
 use super::plan::WorkGraph;
 use super::split::{Split, WorkerClock};
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::ops::Range;
 
 /// Largest chunk of positions a worker runs (or claims) at once: large enough that claims stay
 /// rare with many workers on one shared cursor, and that a worker follows the dependences
@@ -125,6 +140,10 @@ const CHUNK_DIVISOR: usize = 4;
 /// its cache line passing from core to core), and the last ones small, so that the workers end
 /// a height together.
 const CLAIM_DIVISOR: usize = 2;
+/// The part of a wide height that the workers share in equal slices before claiming pieces of
+/// the rest, as (numerator, denominator): 3/4 (module comment). Under loom too, so that the
+/// models' heights of two items have one slice and one piece.
+const STATIC_SHARE: (usize, usize) = (3, 4);
 /// A worker publishes its low-water mark when it has moved at least this many positions since
 /// it last did (module comment), and with heights also on entering a height: every 16 full
 /// chunks, so that a worker that reads the others' marks every few chunks finds most of their
@@ -217,11 +236,16 @@ impl WorkGraph {
                 }
                 continue;
             }
+            let own = slice(start..end, rank, size);
+            if !own.is_empty() && !self.run_piece(own, &mut height, epoch, marks, clock, work) {
+                return false;
+            }
+            let shared = slice(start..end, size, size).start;
             // Relaxed: the compare-exchange alone hands each position to one worker; the data
             // the positions refer to is immutable during the run.
             let mut seen = self.cursor.load(Ordering::Relaxed);
             loop {
-                let base = seen.max(start);
+                let base = seen.max(shared);
                 if base >= end {
                     break;
                 }
@@ -254,7 +278,7 @@ impl WorkGraph {
     /// Runs the positions of `range`, in `height`, in chunks. False if the run was aborted.
     fn run_piece<F: Fn(usize) + ?Sized>(
         &self,
-        range: std::ops::Range<usize>,
+        range: Range<usize>,
         height: &mut Height,
         epoch: u8,
         marks: &mut Marks<'_>,
@@ -445,6 +469,14 @@ impl WorkGraph {
         }
         true
     }
+}
+
+/// Worker `rank`'s slice of the wide height `height` in a run of `size` workers; rank `size`
+/// gives the empty slice where the pieces start.
+pub(super) fn slice(height: Range<usize>, rank: usize, size: usize) -> Range<usize> {
+    let sliced = height.len() * STATIC_SHARE.0 / STATIC_SHARE.1;
+    let at = |r: usize| height.start + sliced * r / size;
+    at(rank)..at((rank + 1).min(size))
 }
 
 /// The height a worker is taking pieces of.
