@@ -15,7 +15,9 @@
 //!   than `ALONE_NS` there (`alone_below` items); sharing a wider one on few workers still
 //!   passes most inputs between cores, which is why the count stays (the deep random graph on
 //!   2 workers ran at half its one-worker speed with heights shared from 6 items of 76 ns);
-//! - a piece claimed from a height is at most `PIECE_NS` of work, and never below one item.
+//! - a piece claimed from a height is at most `PIECE_NS` of work, and never below one item;
+//! - a worker's slice of a height (`worker`) is at most `SLICE_NS` of work, so that a core
+//!   running at half speed falls at most that far behind the others per height.
 //!
 //! Items of up to 8 ns keep the tuned counts on up to 16 workers (of up to 4 ns, on up to 32),
 //! and so does every run before the first measurement.
@@ -39,6 +41,10 @@ const MIN_PIECE: usize = if cfg!(loom) { 2 } else { 256 };
 const ALONE_NS: u64 = 4096;
 /// The most work in the smallest piece: `MIN_PIECE` items of 8 ns.
 const PIECE_NS: u64 = 2048;
+/// Largest slice of a height per worker, in items, for cheap items and before any measurement.
+const MAX_SLICE: usize = 8192;
+/// The most work in a worker's slice of a height: `MAX_SLICE` items of 4 ns.
+const SLICE_NS: u64 = 32768;
 /// Item costs are kept in 1/`SCALE` ns.
 const SCALE: u64 = 16;
 /// Chunks worker 0 times in a run: a clock read costs tens of nanoseconds, so a few.
@@ -52,6 +58,8 @@ pub(super) struct Split {
     /// Heights of at least this many items are shared, whatever the count rule says.
     pub alone_below: usize,
     pub min_piece: usize,
+    /// The most items of a height in one worker's slice.
+    pub max_slice: usize,
 }
 
 impl Split {
@@ -61,12 +69,14 @@ impl Split {
             return Split {
                 alone_below: usize::MAX,
                 min_piece: MIN_PIECE,
+                max_slice: MAX_SLICE,
             };
         }
         let items = |budget_ns: u64| (budget_ns * SCALE / u64::from(scaled_ns)).max(1) as usize;
         Split {
             alone_below: items(ALONE_NS),
             min_piece: items(PIECE_NS).min(MIN_PIECE),
+            max_slice: items(SLICE_NS),
         }
     }
 

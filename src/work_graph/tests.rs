@@ -545,7 +545,7 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
             // A wide height's slices: each on its own worker, the first on the caller.
             let mut slice_threads = Vec::new();
             for rank in 0..4 {
-                let slice = worker::slice(height.clone(), rank, 4);
+                let slice = worker::slice(height.clone(), rank, 4, split);
                 assert!(!slice.is_empty(), "every worker has a slice of {height:?}");
                 let thread = if rank == 0 {
                     caller
@@ -558,8 +558,33 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
                 assert!(!slice_threads.contains(&thread), "two slices on one worker");
                 slice_threads.push(thread);
             }
-            assert!(worker::slice(height.clone(), 4, 4).start < height.end);
+            assert!(worker::slice(height.clone(), 4, 4, split).start < height.end);
         }
+    }
+}
+
+#[test]
+fn slices_cover_three_quarters_of_a_height_up_to_a_cap_per_worker() {
+    let split = Split::for_item_cost(0);
+    let slices = |height: std::ops::Range<usize>, size: usize| {
+        (0..=size)
+            .map(|rank| worker::slice(height.clone(), rank, size, split))
+            .collect::<Vec<_>>()
+    };
+    // 1000 items on 3 workers: 750 in slices of 250, the pieces from 1750.
+    assert_eq!(
+        slices(1000..2000, 3),
+        [1000..1250, 1250..1500, 1500..1750, 1750..1750]
+    );
+    // A million items on 4 workers: slices of 8192, the rest in pieces.
+    let wide = slices(0..1_000_000, 4);
+    assert!(wide[..4].iter().all(|s| s.len() == split.max_slice));
+    assert_eq!(wide[4], 4 * split.max_slice..4 * split.max_slice);
+    // Consecutive and disjoint whatever the width.
+    for width in [1, 2, 3, 7, 64, 65] {
+        let s = slices(10..10 + width, 4);
+        assert!(s.windows(2).all(|w| w[0].end == w[1].start), "{s:?}");
+        assert_eq!(s[0].start, 10);
     }
 }
 
@@ -576,9 +601,11 @@ fn a_run_shares_heights_more_finely_as_items_cost_more() {
         assert_eq!(split.min_piece, 256);
         assert!(split.narrow(511, 16) && !split.narrow(512, 16));
     }
-    // Items of 64 ns: a height of 64 items (4 us) is shared, one of 63 is not; pieces of 32.
+    // Items of 64 ns: a height of 64 items (4 us) is shared, one of 63 is not; pieces of 32,
+    // slices of at most 512 (32 us).
     let costly = Split::for_item_cost(64 * 16);
     assert_eq!((costly.alone_below, costly.min_piece), (64, 32));
+    assert_eq!((default.max_slice, costly.max_slice), (8192, 512));
     assert!(!costly.narrow(64, 16) && costly.narrow(63, 16));
     // Time only ever adds sharing: 40 such items (2.6 us) on 2 workers stay worker 0's.
     assert!(costly.narrow(40, 2) && !costly.narrow(64, 2));

@@ -11,7 +11,9 @@
 //!   sequence of heights whose items never depend on each other: level scheduling, with
 //!   point-to-point waits instead of a barrier between heights (`run_heights`). Each worker
 //!   first runs its own slice of the height's first `STATIC_SHARE` (worker r of w the r-th of
-//!   w equal parts), then the workers take the rest in pieces from a shared cursor, guided: a
+//!   w equal parts, each at most about 32 us of work, `split`, so that a worker on a slow core
+//!   falls at most that far behind per height), then the workers take the rest in pieces
+//!   from a shared cursor, guided: a
 //!   piece is a 1/(`CLAIM_DIVISOR` x workers) part of what is left, at least the run's
 //!   smallest piece (`split`: 256 cheap items, fewer as items cost more). Slices and pieces
 //!   run in chunks of up to `MAX_CHUNK`.
@@ -19,7 +21,7 @@
 //!   the cursor, the 16 claims at the start of a height passed its cache line from core to
 //!   core one after the other (a claim took about 730 cycles on 16 workers), and a worker's
 //!   slice of a breadth-first numbered tree holds about the parents of its slice of the height
-//!   before, whose results are in its own cache. fib(25) on 16 workers took 0.39-0.46 ns per
+//!   before, whose results are in its own cache. fib(25) on 16 workers took 0.39-0.47 ns per
 //!   item with slices of 3/4 of each height against 0.47-0.55 with pieces alone (six
 //!   processes each, alternating over two calls), fib(30) 0.28-0.32 against 0.29-0.33.
 //!   The pieces let a worker on a faster core take more of the height, which matters where
@@ -28,7 +30,7 @@
 //!   whole height, which touched no shared counter at all, made every height wait for the
 //!   slowest core: fib(30) on 16 workers took 0.27-0.29 ns per item with them against
 //!   0.26-0.27 with pieces alone, on 8 workers 0.50-0.56 against 0.41-0.49, and the wide
-//!   random graph on 16 workers 4.4-4.5 against 3.1-4.0; slices of 15/16 were 5% slower than
+//!   random graph on 16 workers 4.4-4.5 against 3.1-4.0; slices of 15/16 were 7% slower than
 //!   of 3/4 on the wide random graph. A
 //!   height too narrow to give each worker 32 items runs on worker 0 alone, unless its items
 //!   cost so much that it would take worker 0 several microseconds (`split`): a graph
@@ -236,11 +238,11 @@ impl WorkGraph {
                 }
                 continue;
             }
-            let own = slice(start..end, rank, size);
+            let own = slice(start..end, rank, size, split);
             if !own.is_empty() && !self.run_piece(own, &mut height, epoch, marks, clock, work) {
                 return false;
             }
-            let shared = slice(start..end, size, size).start;
+            let shared = slice(start..end, size, size, split).start;
             // Relaxed: the compare-exchange alone hands each position to one worker; the data
             // the positions refer to is immutable during the run.
             let mut seen = self.cursor.load(Ordering::Relaxed);
@@ -471,10 +473,10 @@ impl WorkGraph {
     }
 }
 
-/// Worker `rank`'s slice of the wide height `height` in a run of `size` workers; rank `size`
-/// gives the empty slice where the pieces start.
-pub(super) fn slice(height: Range<usize>, rank: usize, size: usize) -> Range<usize> {
-    let sliced = height.len() * STATIC_SHARE.0 / STATIC_SHARE.1;
+/// Worker `rank`'s slice of the wide height `height` in a run of `size` workers with the
+/// thresholds `split`; rank `size` gives the empty slice where the pieces start.
+pub(super) fn slice(height: Range<usize>, rank: usize, size: usize, split: Split) -> Range<usize> {
+    let sliced = (height.len() * STATIC_SHARE.0 / STATIC_SHARE.1).min(split.max_slice * size);
     let at = |r: usize| height.start + sliced * r / size;
     at(rank)..at((rank + 1).min(size))
 }
