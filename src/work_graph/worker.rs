@@ -19,11 +19,14 @@
 //!   run in chunks of up to `MAX_CHUNK`.
 //!   The slices cost no shared write: when every worker took each height's first piece from
 //!   the cursor, the 16 claims at the start of a height passed its cache line from core to
-//!   core one after the other (a claim took about 730 cycles on 16 workers), and a worker's
-//!   slice of a breadth-first numbered tree holds about the parents of its slice of the height
-//!   before, whose results are in its own cache. fib(25) on 16 workers took 0.39-0.47 ns per
-//!   item with slices of 3/4 of each height against 0.47-0.55 with pieces alone (six
-//!   processes each, alternating over two calls), fib(30) 0.28-0.32 against 0.29-0.33.
+//!   core one after the other (a claim took about 730 cycles on 16 workers); and a worker's
+//!   slices are the same positions in every run of the plan. fib(25) on 16 workers took
+//!   0.39-0.47 ns per item with slices of 3/4 of each height against 0.47-0.55 with pieces
+//!   alone (six processes each, alternating over two calls), fib(30) 0.28-0.32 against
+//!   0.29-0.33. (The slices do not follow the tree: a breadth-first numbered Fibonacci tree is
+//!   wider on the left in its deep rows, so the children of a worker's slice mostly lie in
+//!   other workers' slices of the height before. Slices by subtree, which keep them on one
+//!   worker, were slower: docs/PERFORMANCE.md, session 20.)
 //!   The pieces let a worker on a faster core take more of the height, which matters where
 //!   cores run at different speeds (a VM whose vCPUs share cores with other tenants: on the
 //!   16-core benchmark machine 3 to 6 of them run at half speed at any time). Slices of the
