@@ -6,10 +6,11 @@
 //! `transpose_crs`), `acyclic` (cycle check naming the cycle, and each item's height),
 //! `schedule` (the order computed once per plan, with priorities), `plan` (`WorkGraph`, made
 //! once and run many times), `split` (how finely a run shares heights, from the measured cost
-//! of an item), `worker` (the run: completion flags, chunk claims, their
-//! correctness argument), `tests`.
+//! of an item), `claims` (who runs a worker's slice of a height), `worker` (the run:
+//! completion flags, chunk claims, their correctness argument), `tests`.
 
 mod acyclic;
+mod claims;
 mod crs;
 mod plan;
 mod schedule;

@@ -3,6 +3,7 @@
 //! without allocating.
 
 use super::acyclic::dag_shape;
+use super::claims::SliceClaims;
 use super::crs::Crs;
 use super::schedule::Schedule;
 use super::split::ItemCost;
@@ -36,15 +37,25 @@ pub struct WorkGraph {
     /// The next position of the schedule that no worker has claimed.
     pub(super) cursor: CachePadded<AtomicUsize>,
     /// Per worker rank, a position that bounds from below every position it may still be
-    /// running (the low-water marks of `worker`).
-    pub(super) lows: Box<[CachePadded<AtomicUsize>]>,
+    /// running (the low-water marks of `worker`), and the claims on its slices (`claims`).
+    pub(super) ranks: Box<[CachePadded<RankWords>]>,
     /// Set when a worker unwinds from a panicking work function, so the others stop.
     pub(super) abort: AtomicBool,
+    /// Slices run by a worker other than their owner, over all runs (`claims`).
+    #[cfg(test)]
+    pub(super) steals: AtomicUsize,
     /// The cost of an item as runs on several workers measured it, and the value the current
     /// run's thresholds come from (`split`).
     pub(super) item_cost: ItemCost,
     /// True while a run is in progress (one at a time).
     running: AtomicBool,
+}
+
+/// What a worker rank of a run publishes to the others: its low-water mark and the claims on
+/// its slices, on one pair of cache lines, since it writes both once per height.
+pub(super) struct RankWords {
+    pub low: AtomicUsize,
+    pub claims: SliceClaims,
 }
 
 /// Workers that keep a low-water mark: one per hardware thread, at least 16 so that test pools
@@ -109,10 +120,17 @@ impl WorkGraph {
             done,
             epoch: AtomicU8::new(0),
             cursor: CachePadded(AtomicUsize::new(0)),
-            lows: (0..low_water_slots())
-                .map(|_| CachePadded(AtomicUsize::new(0)))
+            ranks: (0..low_water_slots())
+                .map(|_| {
+                    CachePadded(RankWords {
+                        low: AtomicUsize::new(0),
+                        claims: SliceClaims::new(),
+                    })
+                })
                 .collect(),
             abort: AtomicBool::new(false),
+            #[cfg(test)]
+            steals: AtomicUsize::new(0),
             item_cost: ItemCost::default(),
             running: AtomicBool::new(false),
         })
@@ -176,7 +194,10 @@ impl WorkGraph {
         };
         self.epoch.store(epoch, Ordering::Relaxed);
         self.cursor.store(0, Ordering::Relaxed);
-        self.lows.iter().for_each(|l| l.store(0, Ordering::Relaxed));
+        self.ranks.iter().for_each(|r| {
+            r.low.store(0, Ordering::Relaxed);
+            r.claims.reset();
+        });
         self.abort.store(false, Ordering::Relaxed);
         self.item_cost.start_run();
         Ok(Running(&self.running))

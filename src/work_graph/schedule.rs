@@ -93,6 +93,11 @@ impl Schedule {
         }
     }
 
+    /// The positions of the height with index `h` (one priority level).
+    pub(super) fn height(&self, h: usize) -> std::ops::Range<usize> {
+        self.level_starts[h] as usize..self.level_starts[h + 1] as usize
+    }
+
     /// Positions of the predecessors of the item at position `p`.
     #[inline]
     pub(super) fn predecessors(&self, p: usize) -> &[u32] {

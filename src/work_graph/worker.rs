@@ -27,6 +27,11 @@
 //!   wider on the left in its deep rows, so the children of a worker's slice mostly lie in
 //!   other workers' slices of the height before. Slices by subtree, which keep them on one
 //!   worker, were slower: docs/PERFORMANCE.md, session 20.)
+//!   A worker claims its slice when it comes to the height (one read-modify-write of a word of
+//!   its own, `claims`); one that has waited a while for an item of a slice that its owner
+//!   has not claimed yet (the owner's core taken away by the system) claims and runs that
+//!   owner's earliest unclaimed slice itself (`steal_slice`), so that the others do not wait
+//!   for the owner to come back.
 //!   The pieces let a worker on a faster core take more of the height, which matters where
 //!   cores run at different speeds (a VM whose vCPUs share cores with other tenants: on the
 //!   16-core benchmark machine 3 to 6 of them run at half speed at any time). Slices of the
@@ -61,9 +66,10 @@
 //!   same thread. Flags from earlier runs hold older numbers (`plan::begin`), so they never
 //!   read as done.
 //! - Exactly once: each position is in the piece or chunk that one successful update of the
-//!   cursor handed to one worker, in one worker's slice (slices are disjoint and fixed by the
-//!   rank, which every worker of a run has a different one of, and the run's size), or in a
-//!   narrow height, which only worker 0 runs. With heights, a piece never crosses its height's
+//!   cursor handed to one worker, in a slice (slices are disjoint and fixed by the rank, which
+//!   every worker of a run has a different one of, and the run's size; each is claimed once,
+//!   by its owner or a thief, and run by its claimer, `claims`), or in a narrow height, which
+//!   only worker 0 runs. With heights, a piece never crosses its height's
 //!   end and a worker leaves a wide height only once the cursor is at or past its end, so the
 //!   cursor moves through the wide heights in order: when a worker finds it below the end of
 //!   a height's slices, the positions in between are slices or narrow heights', and it starts
@@ -73,11 +79,15 @@
 //!   height's pieces, and both below the next height's). Take the smallest position m not
 //!   yet completed. If nobody has it yet, every position handed out is below m (the cursor
 //!   only grows), so complete: no worker is inside a chunk, and one that looks for work takes
-//!   m's piece or chunk; or m is in a narrow height or a slice, whose worker has nothing
-//!   before it left to wait for (every position below m is complete, so the cursor is past
-//!   the pieces of the heights before) and reaches it. Otherwise its worker has completed
-//!   its chunks below m's, so it is
-//!   at m's chunk; m's
+//!   m's piece or chunk; or m is in a narrow height or an unclaimed slice, whose worker has
+//!   nothing before it left to wait for (every position below m is complete, so the cursor
+//!   is past the pieces of the heights before, and its earlier slices are complete) and
+//!   reaches it. Otherwise its worker is at m's chunk: it has completed its chunks below m's,
+//!   and a worker that runs a stolen slice inside its own chunk (the slice lies in an earlier
+//!   height, so below the chunk) runs the slice to its end before it looks at the chunk
+//!   again, so its lowest open chunk is the one it works on, and m, the smallest incomplete
+//!   position, is in it. A thief claims a slice only inside a chunk of its own, never inside a
+//!   stolen one, so it has at most two open chunks. m's
 //!   predecessors (smaller than m) are complete, those in the chunk by the worker's own mask.
 //!   If the worker is in its first pass over the chunk it reaches m and runs it; otherwise m
 //!   was left over and is its first position left, which the worker finds ready at its next
@@ -109,6 +119,12 @@
 //!   term is not its published mark but its current chunk's start, which it knows exactly:
 //!   its incomplete positions lie in that chunk and later ones, and those below it ran on its
 //!   own thread. An aborting worker leaves its mark as it is.
+//!   A slice that a thief runs stays its owner's to answer for: the owner's mark was below it
+//!   when it was stolen (the owner had not come to its height), and the owner publishes
+//!   nothing above its start, and takes nothing above it as its own term, until it has seen
+//!   (Acquire) the thief's Release that the slice is complete (`claims`); it waits for that
+//!   before it publishes usize::MAX. The thief's own term, while it runs the slice, is the
+//!   slice's current chunk.
 //! - Whole chunks (heights): the predecessors of an item are taller, so in the height order
 //!   they all lie below the start of its height. A worker whose L is at least that start
 //!   therefore knows every predecessor of the height complete, and ordered before its next
@@ -125,9 +141,9 @@
 //! losing its core) holds back the others that need its items. This suits the homogeneous,
 //! fine-grained items a work graph is for.
 
-use super::plan::WorkGraph;
+use super::plan::{RankWords, WorkGraph};
 use super::split::{Split, WorkerClock};
-use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicBool, Ordering};
 use std::ops::Range;
 
 /// Largest chunk of positions a worker runs (or claims) at once: large enough that claims stay
@@ -174,6 +190,11 @@ const PASS_EVERY: u32 = 16;
 /// process to the next there, so this rests on the argument more than on the figures.
 #[cfg(not(loom))]
 const SPIN_SHIFT: u32 = 2;
+/// A waiting worker looks for an unclaimed slice that holds it up (`steal_slice`) every this
+/// many looks, about when it starts yielding its core (`SPIN_ROUNDS`): waits between heights
+/// take a few microseconds, while a descheduled worker is away for tens of microseconds to
+/// milliseconds (`claims`). (Under loom, every look.)
+const STEAL_EVERY: u32 = if cfg!(loom) { 1 } else { 256 };
 /// Looks an idle worker spins before it starts yielding its core: about a thousand pauses (the
 /// former 16 looks after up to 64 pauses made about 770).
 #[cfg(not(loom))]
@@ -191,10 +212,13 @@ impl WorkGraph {
     pub(super) fn worker<F: Fn(usize) + ?Sized>(&self, rank: usize, size: usize, work: &F) {
         let _abort = AbortOnUnwind(&self.abort);
         let levels = !self.schedule.level_starts.is_empty();
+        let split = self.item_cost.split();
         let mut marks = Marks {
             plan: self,
-            // Low-water marks need one per worker of the run.
-            own: (size <= self.lows.len()).then(|| &*self.lows[rank]),
+            // Low-water marks and slice claims need one per worker of the run.
+            own: (size <= self.ranks.len()).then(|| &*self.ranks[rank]),
+            split,
+            taken: None,
             size,
             claims_pending: !levels,
             rank,
@@ -208,7 +232,6 @@ impl WorkGraph {
         let epoch = self.epoch.load(Ordering::Relaxed);
         let mut clock = WorkerClock::new(rank);
         let finished = if levels {
-            let split = self.item_cost.split();
             self.run_heights(split, epoch, &mut marks, &mut clock, work)
         } else {
             self.claim_chunks(size, epoch, &mut marks, work)
@@ -231,7 +254,7 @@ impl WorkGraph {
         work: &F,
     ) -> bool {
         let (rank, size) = (marks.rank, marks.size);
-        for bounds in self.schedule.level_starts.windows(2) {
+        for (index, bounds) in self.schedule.level_starts.windows(2).enumerate() {
             let (start, end) = (bounds[0] as usize, bounds[1] as usize);
             let mut height = Height { start, first: true };
             if split.narrow(end - start, size) {
@@ -242,7 +265,13 @@ impl WorkGraph {
                 continue;
             }
             let own = slice(start..end, rank, size, split);
-            if !own.is_empty() && !self.run_piece(own, &mut height, epoch, marks, clock, work) {
+            // A worker that was held up may find its slice claimed by another (`claims`). An
+            // empty slice (a height of a few costly items) is claimed too, so that no thief
+            // takes a slice of a height its owner has passed.
+            if marks.claim_own(index)
+                && !own.is_empty()
+                && !self.run_piece(own, &mut height, epoch, marks, clock, work)
+            {
                 return false;
             }
             let shared = slice(start..end, size, size, split).start;
@@ -306,7 +335,7 @@ impl WorkGraph {
                 clock.time(chunk_end - chunk, || {
                     self.run_ready(chunk, chunk_end, epoch, work)
                 });
-            } else if !self.run_chunk(chunk, chunk_end, epoch, marks, work) {
+            } else if !self.run_chunk(chunk, chunk_end, epoch, marks, work, true) {
                 return false;
             }
             chunk = chunk_end;
@@ -340,7 +369,7 @@ impl WorkGraph {
             // positions refer to is immutable during the run.
             let start = self.cursor.fetch_add(chunk, Ordering::Relaxed);
             let end = (start + chunk).min(n);
-            if start < n && !self.run_chunk(start, end, epoch, marks, work) {
+            if start < n && !self.run_chunk(start, end, epoch, marks, work, false) {
                 return false;
             }
         }
@@ -348,7 +377,9 @@ impl WorkGraph {
 
     /// Runs positions `start..end`: in order while their predecessors are done, skipping any
     /// that are not yet ready and coming back to them, so that the worker waits only when
-    /// nothing left in its chunk can run. False if the run was aborted meanwhile.
+    /// nothing left in its chunk can run; with `steal`, a worker that has waited a while runs
+    /// the slice that holds it up if its owner has not claimed it (`steal_slice`). False if
+    /// the run was aborted meanwhile.
     fn run_chunk<F: Fn(usize) + ?Sized>(
         &self,
         start: usize,
@@ -356,6 +387,7 @@ impl WorkGraph {
         epoch: u8,
         marks: &mut Marks<'_>,
         work: &F,
+        steal: bool,
     ) -> bool {
         // The first pass: usually every item is ready and this is all there is. The arrays
         // are held here so the calls to F do not make them be reloaded for every item.
@@ -388,6 +420,13 @@ impl WorkGraph {
             // Relaxed: as in `run_piece`.
             if self.abort.load(Ordering::Relaxed) {
                 return false;
+            }
+            if steal && spin.steal_due() {
+                match self.steal_slice(&pending, epoch, marks, work) {
+                    Some(false) => return false,
+                    Some(true) => spin.ran(),
+                    None => {}
+                }
             }
             spin.pause();
             if !spin.pass_due() && !self.is_ready(first, &pending, epoch, marks.low_water) {
@@ -476,6 +515,95 @@ impl WorkGraph {
     }
 }
 
+impl WorkGraph {
+    /// Runs, as a thief (`claims`), a slice that a position of the chunk `pending` waits for
+    /// (through one of its predecessors), if the slice's owner has not claimed it: the
+    /// owner's earliest unclaimed slice. None if there is no such slice, else whether the run
+    /// went on (false: it was aborted). The slice lies below the chunk's height, so running it
+    /// to its end waits only for positions below it (module comment, "Progress").
+    fn steal_slice<F: Fn(usize) + ?Sized>(
+        &self,
+        pending: &Pending,
+        epoch: u8,
+        marks: &mut Marks<'_>,
+        work: &F,
+    ) -> Option<bool> {
+        marks.own?;
+        let (owner, stolen) = pending
+            .positions()
+            .filter_map(|p| self.blocker(p, pending, epoch, marks.low_water))
+            .find_map(|q| self.claim_for(q, marks))?;
+        let range = slice(self.schedule.height(stolen), owner, marks.size, marks.split);
+        let resume = marks.position;
+        let mut went_on = true;
+        for chunk in range.clone().step_by(MAX_CHUNK) {
+            marks.run_taken_from(chunk);
+            let end = (chunk + MAX_CHUNK).min(range.end);
+            if !self.run_chunk(chunk, end, epoch, marks, work, false) {
+                went_on = false;
+                break;
+            }
+        }
+        self.ranks[owner].claims.thief_done();
+        marks.run_taken_from(resume);
+        Some(went_on)
+    }
+
+    /// Claims, as a thief, the earliest unclaimed slice of the worker whose slice holds
+    /// position `q`, if `q`'s slice is not claimed yet: its owner and height.
+    fn claim_for(&self, q: usize, marks: &Marks<'_>) -> Option<(usize, usize)> {
+        let (size, split) = (marks.size, marks.split);
+        let starts = &self.schedule.level_starts;
+        let height_of = |q: usize| starts.partition_point(|&s| s as usize <= q) - 1;
+        let bounds = |h: usize| self.schedule.height(h);
+        let wide = |h: usize| !split.narrow(bounds(h).len(), size);
+        let at = height_of(q);
+        if !wide(at) {
+            return None;
+        }
+        let owner = slice_owner(bounds(at), q, size, split)?;
+        if owner == marks.rank {
+            return None;
+        }
+        let last = starts.len() as u32 - 2;
+        let first_wide = |h: u32| (h..=last).find(|&h| wide(h as usize)).unwrap_or(last + 1);
+        let stolen = self.ranks[owner].claims.steal(at as u32, first_wide)?;
+        #[cfg(test)]
+        self.steals.fetch_add(1, Ordering::Relaxed);
+        Some((owner, stolen as usize))
+    }
+
+    /// The latest predecessor of position `p` that is neither in the worker's chunk nor known
+    /// complete, if any.
+    fn blocker(&self, p: usize, pending: &Pending, epoch: u8, low_water: usize) -> Option<usize> {
+        self.schedule
+            .predecessors(p)
+            .iter()
+            .map(|&q| q as usize)
+            .take_while(|&q| q >= low_water)
+            // Acquire: as in `is_ready`.
+            .find(|&q| q < pending.start && self.done[q].load(Ordering::Acquire) != epoch)
+    }
+}
+
+/// The rank whose slice of the wide height `height` holds position `q`, if a slice does.
+fn slice_owner(height: Range<usize>, q: usize, size: usize, split: Split) -> Option<usize> {
+    if q >= slice(height.clone(), size, size, split).start {
+        return None;
+    }
+    // The first rank whose slice ends above q.
+    let (mut low, mut high) = (0, size - 1);
+    while low < high {
+        let mid = (low + high) / 2;
+        if slice(height.clone(), mid, size, split).end <= q {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    Some(low)
+}
+
 /// Worker `rank`'s slice of the wide height `height` in a run of `size` workers with the
 /// thresholds `split`; rank `size` gives the empty slice where the pieces start.
 pub(super) fn slice(height: Range<usize>, rank: usize, size: usize, split: Split) -> Range<usize> {
@@ -520,6 +648,15 @@ impl Pending {
         Some(self.start + 64 * w + bits.trailing_zeros() as usize)
     }
 
+    /// The positions not run yet, in order.
+    fn positions(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(move |(w, &bits)| {
+            (0..64)
+                .filter(move |b| bits & (1 << b) != 0)
+                .map(move |b| self.start + 64 * w + b)
+        })
+    }
+
     /// True if position `p` (>= start) is in the chunk and has not run.
     fn contains(&self, p: usize) -> bool {
         let offset = p - self.start;
@@ -530,8 +667,12 @@ impl Pending {
 /// A worker's low-water mark and its view of everyone's (module comment).
 struct Marks<'a> {
     plan: &'a WorkGraph,
-    /// This worker's mark, if every worker of the run has one.
-    own: Option<&'a AtomicUsize>,
+    /// This worker's mark and slice claims, if every worker of the run has them.
+    own: Option<&'a RankWords>,
+    split: Split,
+    /// The height and start of this worker's slice that a thief runs, when it last looked:
+    /// its mark stays at or below that start until the thief is done (`claims`).
+    taken: Option<(u32, usize)>,
     size: usize,
     /// True when positions are claimed from the cursor, so unclaimed ones lie above it.
     claims_pending: bool,
@@ -556,7 +697,7 @@ impl Marks<'_> {
         self.position = position;
         if position >= self.published + MARK_STRIDE {
             // Release: what this worker ran so far is complete (module comment).
-            own.store(position, Ordering::Release);
+            own.low.store(position, Ordering::Release);
             self.published = position;
         }
         if self.chunks_since_refresh >= self.size.div_ceil(LOW_WATER_READERS) {
@@ -576,13 +717,15 @@ impl Marks<'_> {
     /// known complete, and no newer mark can tell more.
     fn before_height_chunk(&mut self, position: usize, height_start: usize, first: bool) {
         let Some(own) = self.own else { return };
-        self.position = position;
+        self.position = self.held(position);
         if first || position >= self.published + MARK_STRIDE {
-            // Release: what this worker ran so far is complete (module comment).
-            own.store(position, Ordering::Release);
-            self.published = position;
+            debug_assert!(self.position >= self.published, "a mark only grows");
+            // Release: what this worker ran so far is complete, and so is any slice of its
+            // that a thief ran (module comment).
+            own.low.store(self.position, Ordering::Release);
+            self.published = self.position;
         }
-        self.low_water = self.others_low.min(position);
+        self.low_water = self.others_low.min(self.position);
         if self.low_water < height_start {
             self.refresh();
         }
@@ -594,12 +737,70 @@ impl Marks<'_> {
     /// they need not wait for this worker in the heights before, as a first chunk there would.
     fn passed_height(&mut self, end: usize) {
         let Some(own) = self.own else { return };
-        self.position = end;
-        if end > self.published {
-            // Release: what this worker ran so far is complete (module comment).
-            own.store(end, Ordering::Release);
-            self.published = end;
+        self.position = self.held(end);
+        if self.position > self.published {
+            // Release: as in `before_height_chunk`.
+            own.low.store(self.position, Ordering::Release);
+            self.published = self.position;
         }
+    }
+
+    /// With heights: claims this worker's slice of the height with index `height` (`claims`).
+    /// False if a thief has it; the worker then answers for it until the thief is done.
+    fn claim_own(&mut self, height: usize) -> bool {
+        let Some(own) = self.own else { return true };
+        if own.claims.claim_own(height as u32) {
+            return true;
+        }
+        if let Some(taken) = own.claims.taken_by_thief() {
+            let start = self.slice_start(taken);
+            self.taken = Some((taken, start));
+            self.position = self.position.min(start);
+            self.low_water = self.low_water.min(start);
+        }
+        false
+    }
+
+    /// `position`, or the start of this worker's slice that a thief still runs if that is
+    /// lower: the most the worker may publish, or take as its own term of the low water.
+    fn held(&mut self, position: usize) -> usize {
+        let (Some((height, start)), Some(own)) = (self.taken, self.own) else {
+            return position;
+        };
+        match own.claims.taken_by_thief() {
+            None => {
+                self.taken = None;
+                position
+            }
+            Some(now) if now == height => position.min(start),
+            Some(now) => {
+                // A later slice: the earlier one is complete.
+                let start = self.slice_start(now);
+                self.taken = Some((now, start));
+                position.min(start)
+            }
+        }
+    }
+
+    /// The start of this worker's slice of the (wide) height with index `height`.
+    fn slice_start(&self, height: u32) -> usize {
+        let starts = &self.plan.schedule.level_starts;
+        let h = height as usize;
+        slice(
+            starts[h] as usize..starts[h + 1] as usize,
+            self.rank,
+            self.size,
+            self.split,
+        )
+        .start
+    }
+
+    /// A thief runs another worker's slice from `position` on (or is back at `position` in
+    /// its own chunk): its own incomplete positions start there, and it still answers for a
+    /// slice of its own that another thief runs (`held`).
+    fn run_taken_from(&mut self, position: usize) {
+        self.position = self.held(position);
+        self.low_water = self.others_low.min(self.position);
     }
 
     /// Recomputes the low water from everyone's marks.
@@ -614,24 +815,32 @@ impl Marks<'_> {
             usize::MAX
         };
         let rank = self.rank;
-        self.others_low = self.plan.lows[..self.size]
+        self.others_low = self.plan.ranks[..self.size]
             .iter()
             .enumerate()
             .filter(|&(r, _)| r != rank)
             // Acquire: pairs with the Release store of a mark, made after that worker's
             // earlier items completed, so skipping their flags still orders F after them.
-            .map(|(_, l)| l.load(Ordering::Acquire))
+            .map(|(_, w)| w.low.load(Ordering::Acquire))
             .fold(unclaimed, usize::min);
         self.low_water = self.others_low.min(self.position);
         self.chunks_since_refresh = 0;
     }
 
-    /// Called when the worker has completed all its positions.
+    /// Called when the worker has completed all its positions: once no thief runs a slice of
+    /// its, publishes that it has nothing left.
     fn finish(&self) {
-        if let Some(own) = self.own {
-            // Release: everything this worker ran is complete.
-            own.store(usize::MAX, Ordering::Release);
+        let Some(own) = self.own else { return };
+        let mut spin = Spin::default();
+        while own.claims.taken_by_thief().is_some() {
+            // Relaxed: as in `run_piece`; an aborted run publishes nothing more.
+            if self.plan.abort.load(Ordering::Relaxed) {
+                return;
+            }
+            spin.pause();
         }
+        // Release: everything this worker ran is complete.
+        own.low.store(usize::MAX, Ordering::Release);
     }
 }
 
@@ -642,6 +851,8 @@ struct Spin {
     rounds: u32,
     /// Looks since its last pass over the whole chunk.
     since_pass: u32,
+    /// Looks since it last looked for a slice to steal.
+    since_steal: u32,
 }
 
 impl Spin {
@@ -658,6 +869,7 @@ impl Spin {
             std::thread::yield_now();
         }
         self.since_pass += 1;
+        self.since_steal += 1;
     }
 
     /// Under loom, a spinning thread must yield so the model explores the others.
@@ -665,6 +877,16 @@ impl Spin {
     fn pause(&mut self) {
         loom::thread::yield_now();
         self.since_pass += 1;
+        self.since_steal += 1;
+    }
+
+    /// True every `STEAL_EVERY` looks: time to look for the slice that holds the worker up.
+    fn steal_due(&mut self) -> bool {
+        let due = self.since_steal >= STEAL_EVERY;
+        if due {
+            self.since_steal = 0;
+        }
+        due
     }
 
     /// True when the worker should go over its whole chunk even though the first item left
