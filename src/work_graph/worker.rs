@@ -555,13 +555,12 @@ impl WorkGraph {
         let (size, split) = (marks.size, marks.split);
         let starts = &self.schedule.level_starts;
         let height_of = |q: usize| starts.partition_point(|&s| s as usize <= q) - 1;
-        let bounds = |h: usize| self.schedule.height(h);
-        let wide = |h: usize| !split.narrow(bounds(h).len(), size);
+        let wide = |h: usize| !split.narrow(self.schedule.height(h).len(), size);
         let at = height_of(q);
         if !wide(at) {
             return None;
         }
-        let owner = slice_owner(bounds(at), q, size, split)?;
+        let owner = slice_owner(self.schedule.height(at), q, size, split)?;
         if owner == marks.rank {
             return None;
         }
@@ -784,15 +783,8 @@ impl Marks<'_> {
 
     /// The start of this worker's slice of the (wide) height with index `height`.
     fn slice_start(&self, height: u32) -> usize {
-        let starts = &self.plan.schedule.level_starts;
-        let h = height as usize;
-        slice(
-            starts[h] as usize..starts[h + 1] as usize,
-            self.rank,
-            self.size,
-            self.split,
-        )
-        .start
+        let height = self.plan.schedule.height(height as usize);
+        slice(height, self.rank, self.size, self.split).start
     }
 
     /// A thief runs another worker's slice from `position` on (or is back at `position` in
