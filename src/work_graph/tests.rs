@@ -578,6 +578,53 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
     }
 }
 
+/// Chains between wide layers: each chain is a run of narrow heights, which worker 0 runs as
+/// one piece, and the wide layers around it are shared. Layers A, B, D of 256 items, chains
+/// C1 and C2 of 100: all of A before C1, C1 in order, the end of C1 before all of B, then B,
+/// C2 and D likewise; each item of B also after the item of A at the same index.
+#[test]
+fn chains_between_wide_layers_run_on_worker_zero_in_order() {
+    const WIDE: usize = 256;
+    const CHAIN: usize = 100;
+    let (a, c1, b) = (0, WIDE, WIDE + CHAIN);
+    let (c2, d) = (b + WIDE, b + WIDE + CHAIN);
+    let n = d + WIDE;
+    let mut edges = Vec::new();
+    let chain = |edges: &mut Vec<(usize, usize)>, from: usize, chain: usize, to: usize| {
+        edges.extend((0..WIDE).map(|i| (from + i, chain)));
+        edges.extend((chain..chain + CHAIN - 1).map(|i| (i, i + 1)));
+        edges.extend((0..WIDE).map(|i| (chain + CHAIN - 1, to + i)));
+    };
+    chain(&mut edges, a, c1, b);
+    chain(&mut edges, b, c2, d);
+    edges.extend((0..WIDE).map(|i| (a + i, b + i)));
+    let p = plan(from_edges(n, &edges));
+    let space = threads(4);
+    let caller = std::thread::current().id();
+    for _ in 0..50 {
+        let steals_before = p.steals.load(Ordering::Relaxed);
+        let ran_by: Vec<Mutex<Option<std::thread::ThreadId>>> =
+            (0..n).map(|_| Mutex::new(None)).collect();
+        run_checked(&p, &space);
+        p.run(&space, |i| {
+            *ran_by[i].lock().unwrap() = Some(std::thread::current().id());
+        })
+        .unwrap();
+        let thread = |i: usize| ran_by[i].lock().unwrap().expect("every item runs");
+        for i in (c1..c1 + CHAIN).chain(c2..c2 + CHAIN) {
+            assert_eq!(thread(i), caller, "chain item {i} left worker 0");
+        }
+        if p.steals.load(Ordering::Relaxed) == steals_before {
+            for layer in [a, b, d] {
+                assert!(
+                    (layer..layer + WIDE).any(|i| thread(i) != caller),
+                    "the layer at {layer} is shared"
+                );
+            }
+        }
+    }
+}
+
 /// A worker held up (a descheduled core; here a long item, the last of its slice) has its
 /// later slices run by the others, which wait for them (`claims`); the run stays correct.
 /// Four layers of 256 items on 2 workers: worker r's slice of each layer is items 96 r..96 r +

@@ -45,7 +45,12 @@
 //!   with little parallelism (a long random chain of heights a few items wide) then runs on
 //!   one core instead of passing every item's inputs between cores (on 16 workers the deep
 //!   random DAG of the benchmark went from 143 to 60 ns per item, against 57 on one), and the
-//!   other workers wait without writing anything the running one reads. With several priority
+//!   other workers wait without writing anything the running one reads. Consecutive narrow
+//!   heights are one piece, which worker 0 runs in order like a slice: it then publishes its
+//!   mark and reads the others' once per `MARK_STRIDE` positions instead of once per height,
+//!   where a height of the deep random DAG is about ten items and the waiting workers read
+//!   the marks (on 4 workers it went from 47.9 to 35.6 ns per item, against 34.4 on one:
+//!   docs/PERFORMANCE.md, session 22). With several priority
 //!   levels the schedule has no heights, and workers claim consecutive chunks of the whole
 //!   schedule from the cursor instead.
 //!   Either way, a worker runs the item at position p once every predecessor's completion flag
@@ -129,10 +134,13 @@
 //!   they all lie below the start of its height. A worker whose L is at least that start
 //!   therefore knows every predecessor of the height complete, and ordered before its next
 //!   item by the Acquire above: it runs its chunk with no flag loads and no waits (but stores
-//!   the flags, which workers further on may read). A worker publishes its mark when it
-//!   starts its first chunk of a height (above), so L reaches a height's start as soon as
-//!   every other worker has started a chunk at or after it, or finished; until then the worker
-//!   reads the marks again before each of its chunks of the height.
+//!   the flags, which workers further on may read). In a piece of consecutive narrow heights
+//!   the "height" is the piece: an item's predecessors lie below the piece's start, or in the
+//!   piece before it, where worker 0 ran them earlier, in order, on its own thread. A worker
+//!   publishes its mark when it starts its first chunk of a height (above), so L reaches a
+//!   height's start as soon as every other worker has started a chunk at or after it, or
+//!   finished; until then the worker reads the marks again before each of its chunks of the
+//!   height.
 //! - A panic in F sets `abort` (while unwinding); waiting workers stop waiting and no worker
 //!   claims another chunk, so the run ends and the panic is resumed on the caller.
 //!
@@ -254,10 +262,16 @@ impl WorkGraph {
         work: &F,
     ) -> bool {
         let (rank, size) = (marks.rank, marks.size);
-        for (index, bounds) in self.schedule.level_starts.windows(2).enumerate() {
-            let (start, end) = (bounds[0] as usize, bounds[1] as usize);
+        let heights = self.schedule.level_starts.len() - 1;
+        let mut index = 0;
+        while index < heights {
+            let Range { start, end } = self.schedule.height(index);
             let mut height = Height { start, first: true };
             if split.narrow(end - start, size) {
+                // Consecutive narrow heights are one piece of worker 0's (module comment).
+                let after = self.narrow_run_end(index, split, size);
+                index = after;
+                let end = self.schedule.level_starts[after] as usize;
                 if rank == 0 && !self.run_piece(start..end, &mut height, epoch, marks, clock, work)
                 {
                     return false;
@@ -305,8 +319,18 @@ impl WorkGraph {
             if height.first {
                 marks.passed_height(end);
             }
+            index += 1;
         }
         true
+    }
+
+    /// The index of the first wide height after the narrow height `index` (or the number of
+    /// heights): every worker of the run finds the same, as they agree on which are narrow.
+    fn narrow_run_end(&self, index: usize, split: Split, size: usize) -> usize {
+        let heights = self.schedule.level_starts.len() - 1;
+        (index + 1..heights)
+            .find(|&h| !split.narrow(self.schedule.height(h).len(), size))
+            .unwrap_or(heights)
     }
 
     /// Runs the positions of `range`, in `height`, in chunks. False if the run was aborted.
