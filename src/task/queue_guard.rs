@@ -30,6 +30,15 @@
 //! Where `membarrier` is unavailable (an older kernel, another OS, a sandbox that forbids it),
 //! nothing is ever rescued, as before. Under loom both barriers are `fence(SeqCst)`, the model
 //! of what the system call guarantees.
+//!
+//! A process registers for these barriers once, with a system call that waits for every CPU
+//! (about 20 ms on the 2-vCPU developer VM, 6-23 ms on the 16-vCPU benchmark machine). It runs
+//! on a thread of its own, which the first scheduler with several workers starts
+//! (`register_in_background`); until it returns, nothing is rescued. The first rescue of a
+//! process used to register: every idle worker that tried to rescue then waited for the call,
+//! and the wait could not end meanwhile, so once per process a wait of F(20)-F(27) on 16
+//! workers took that much longer (one repetition in each of the full benchmark's processes;
+//! docs/PERFORMANCE.md, session 22).
 
 use crate::sync::atomic::{AtomicU32, Ordering};
 
@@ -109,7 +118,7 @@ impl QueueGuard {
     /// (another rescuer holds it, the owner is inside a bracket, or the process cannot force
     /// barriers). Costs a system call that interrupts every running thread of the process.
     pub fn try_lock(&self, rank: usize) -> Option<RescueLock<'_>> {
-        if !heavy_barrier_available() || self.rescuer.load(Ordering::Relaxed) != 0 {
+        if !heavy_barrier_ready() || self.rescuer.load(Ordering::Relaxed) != 0 {
             return None;
         }
         self.rescuer
@@ -126,9 +135,17 @@ impl QueueGuard {
 }
 
 /// Whether workers of this process can rescue tasks at all: the system lets it force memory
-/// barriers on its threads (registered on the first call).
+/// barriers on its threads. Registers for them if nothing has yet, and waits for the
+/// registration to finish.
 pub fn rescue_available() -> bool {
     heavy_barrier_available()
+}
+
+/// Starts the registration for the barriers that rescues need on a thread of its own, unless
+/// it has started (module comment). A scheduler with several workers calls it when it is
+/// created.
+pub fn register_in_background() {
+    register_barriers_in_background();
 }
 
 /// The owner's half of the asymmetric barrier: only the compiler is kept from reordering.
@@ -150,25 +167,74 @@ fn heavy_barrier_available() -> bool {
     true
 }
 
+#[cfg(loom)]
+fn heavy_barrier_ready() -> bool {
+    true
+}
+
+#[cfg(loom)]
+fn register_barriers_in_background() {}
+
 #[cfg(all(not(loom), target_os = "linux"))]
 mod membarrier {
-    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU8, Ordering};
 
     const CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
     const CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
 
-    /// Whether this process registered for expedited private barriers (once per process).
-    pub(super) fn available() -> bool {
-        static REGISTERED: OnceLock<bool> = OnceLock::new();
+    /// Where this process's registration for expedited private barriers stands.
+    static STATE: AtomicU8 = AtomicU8::new(NOT_STARTED);
+    const NOT_STARTED: u8 = 0;
+    const RUNNING: u8 = 1;
+    const REGISTERED: u8 = 2;
+    const REFUSED: u8 = 3;
+
+    fn register() {
         // SAFETY: the system call takes and returns integers only.
-        *REGISTERED.get_or_init(|| unsafe {
+        let ok = unsafe {
             libc::syscall(libc::SYS_membarrier, CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0
-        })
+        };
+        // Release: a thread that reads REGISTERED calls the barrier after the registration.
+        STATE.store(if ok { REGISTERED } else { REFUSED }, Ordering::Release);
+    }
+
+    /// Starts the registration on a thread of its own, once per process; if no thread can be
+    /// started, registers on this one.
+    pub(super) fn start() {
+        if STATE
+            .compare_exchange(NOT_STARTED, RUNNING, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+            && std::thread::Builder::new()
+                .name("taskdag-membarrier".into())
+                .spawn(register)
+                .is_err()
+        {
+            register();
+        }
+    }
+
+    /// Whether the registration has succeeded, without waiting for it.
+    pub(super) fn ready() -> bool {
+        // Acquire: pairs with the store in `register`.
+        STATE.load(Ordering::Acquire) == REGISTERED
+    }
+
+    /// Whether the registration succeeds, once it has finished (starting it if need be).
+    pub(super) fn available() -> bool {
+        start();
+        loop {
+            // Acquire: as in `ready`.
+            match STATE.load(Ordering::Acquire) {
+                REGISTERED => return true,
+                REFUSED => return false,
+                _ => std::thread::yield_now(),
+            }
+        }
     }
 
     /// A full memory barrier on every running thread of the process.
     pub(super) fn barrier() {
-        // SAFETY: as above. It cannot fail once registered (`available`), which the caller
+        // SAFETY: as above. It cannot fail once registered (`ready`), which the caller
         // checked.
         let r = unsafe { libc::syscall(libc::SYS_membarrier, CMD_PRIVATE_EXPEDITED, 0, 0) };
         debug_assert_eq!(r, 0, "membarrier failed after registration");
@@ -181,6 +247,16 @@ fn heavy_barrier_available() -> bool {
 }
 
 #[cfg(all(not(loom), target_os = "linux"))]
+fn heavy_barrier_ready() -> bool {
+    membarrier::ready()
+}
+
+#[cfg(all(not(loom), target_os = "linux"))]
+fn register_barriers_in_background() {
+    membarrier::start();
+}
+
+#[cfg(all(not(loom), target_os = "linux"))]
 fn heavy_barrier() {
     membarrier::barrier();
 }
@@ -189,6 +265,14 @@ fn heavy_barrier() {
 fn heavy_barrier_available() -> bool {
     false
 }
+
+#[cfg(all(not(loom), not(target_os = "linux")))]
+fn heavy_barrier_ready() -> bool {
+    false
+}
+
+#[cfg(all(not(loom), not(target_os = "linux")))]
+fn register_barriers_in_background() {}
 
 #[cfg(all(not(loom), not(target_os = "linux")))]
 fn heavy_barrier() {}
@@ -213,6 +297,21 @@ mod tests {
         assert!(guard.try_lock(2).is_none(), "the lock is held");
         drop(lock);
         assert!(guard.try_lock(2).is_some(), "the lock was given back");
+    }
+
+    /// The registration runs on its own thread: a rescuer asks whether it is done and never
+    /// waits for it; once it is, the lock is to be had wherever barriers are.
+    #[test]
+    fn the_registration_for_barriers_runs_in_the_background() {
+        register_in_background();
+        register_in_background();
+        let guard = QueueGuard::new();
+        let early = guard.try_lock(1);
+        assert!(early.is_none() || heavy_barrier_ready());
+        drop(early);
+        let available = rescue_available();
+        assert_eq!(heavy_barrier_ready(), available);
+        assert_eq!(guard.try_lock(1).is_some(), available);
     }
 
     #[test]

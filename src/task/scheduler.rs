@@ -229,6 +229,10 @@ impl Scheduler {
     /// pool whose largest block cannot hold a task; `OutOfMemory` for team scratch memory.
     pub fn new(space: Space, pool: Arc<MemoryPool>, config: SchedulerConfig) -> Result<Scheduler> {
         let n = space.concurrency();
+        if n > 1 {
+            // Rescues need it; it takes milliseconds, so it must not wait for the first rescue.
+            super::queue_guard::register_in_background();
+        }
         let team_size = team_size(&space, config.team_size)?;
         let smallest = super::header::task_bytes(0, 0).unwrap_or(usize::MAX);
         if pool.max_block_size() < smallest {
