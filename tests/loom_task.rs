@@ -12,8 +12,9 @@
 //!   dependence): it takes the waiter once and sees its state;
 //! - the queue guard (`queue_guard.rs`): an owner that uses its queue only inside brackets
 //!   (nested or not) and a rescuer that takes from it only under the guard's lock never touch
-//!   the queue at once (loom's cell reports a race otherwise), each task comes out once, and
-//!   the owner sees a rescue that took tasks in its count. The system call of the rescuer's
+//!   the queue at once (loom's cell reports a race otherwise), also when the owner withdraws a
+//!   claim the rescuer has not confirmed (a confirmation by plain store fails the model), each
+//!   task comes out once, and the owner sees a rescue that took tasks in its count. The system call of the rescuer's
 //!   barrier is modelled as what it guarantees, a SeqCst fence on both sides.
 //!
 //! Run with:

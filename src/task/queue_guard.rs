@@ -12,20 +12,29 @@
 //! thread of the process (`membarrier(2)`, MEMBARRIER_CMD_PRIVATE_EXPEDITED), then reads the
 //! owner's depth. This is Dekker's mutual exclusion with the owner's fence moved into the
 //! rescuer's system call (the asymmetric fence of folly and liburcu):
+//! A rescuer that reads depth 0 then confirms its claim with a compare-exchange (`LOCKED`); an
+//! owner that finds a claim not yet confirmed when it enters a bracket withdraws it with a
+//! compare-exchange instead of waiting, so that it never waits for a barrier, which can take
+//! milliseconds on a VM whose vCPUs the host deschedules (the system call waits until every
+//! CPU running a thread of the process has run the barrier).
 //! - Exclusion. The barrier runs on the owner's thread at some point B between the claim and
 //!   the rescuer's read (a descheduled thread passed a barrier when it was switched out). If
 //!   the owner's depth store of a bracket precedes B, the rescuer reads a depth other than 0
 //!   and gives up. Otherwise the owner's load of the rescue word follows B, which follows the
-//!   claim, so the owner sees the claim and waits, outside every bracket, until the rescuer
-//!   unlocks. The owner's store and load are kept in order by the compiler (`compiler_fence`);
-//!   the processor may reorder them, which is what B undoes.
+//!   claim, so the owner sees the claim: it withdraws it, or finds it confirmed (its withdrawal
+//!   and the rescuer's confirmation are read-modify-writes of the one word: one of them fails)
+//!   and waits, outside every bracket, until the rescuer unlocks. A rescuer whose claim was
+//!   withdrawn fails to confirm it and gives up. A rescuer that claims after a withdrawal reads
+//!   from it (Acquire after the owner's Release), so it reads the depth the owner stored
+//!   before it, or a later one. The owner's store and load are kept in order by the compiler
+//!   (`compiler_fence`); the processor may reorder them, which is what B undoes.
 //! - Visibility. The owner leaves a bracket with a Release store of depth 0, which the
 //!   rescuer's Acquire read of 0 synchronizes with; the rescuer unlocks with a Release store
 //!   that the owner's Acquire load of the rescue word synchronizes with. So the queues' plain
 //!   fields are handed back and forth with happens-before, as under a lock.
-//! - Progress. A rescuer holds the lock only to move a few pointers; the owner waits for it
-//!   only when it is about to touch its queues, and a rescuer that finds the owner inside a
-//!   bracket gives up at once.
+//! - Progress. A confirmed rescuer holds the lock only to move a few pointers; the owner waits
+//!   for it only when it is about to touch its queues, and a rescuer that finds the owner
+//!   inside a bracket, or its claim withdrawn, gives up at once.
 //!
 //! Where `membarrier` is unavailable (an older kernel, another OS, a sandbox that forbids it),
 //! nothing is ever rescued, as before. Under loom both barriers are `fence(SeqCst)`, the model
@@ -48,9 +57,13 @@ use crate::sync::atomic::{AtomicU32, Ordering};
 pub struct QueueGuard {
     /// How many brackets the owner is inside; only the owner writes it.
     depth: AtomicU32,
-    /// 0, or 1 + the rank of the worker that holds the lock.
+    /// 0; or 1 + the rank of the worker that claimed the lock, with `LOCKED` once it confirmed
+    /// the claim.
     rescuer: AtomicU32,
 }
+
+/// The rescue word's flag for a claim confirmed: the rescuer holds the lock.
+const LOCKED: u32 = 1 << 31;
 
 /// The owner's bracket: the owner may use its queues until it is dropped.
 pub struct Bracket<'a> {
@@ -98,39 +111,102 @@ impl QueueGuard {
         Bracket { guard: self, outer }
     }
 
+    /// Withdraws a claim not yet confirmed; waits, outside the bracket, while a confirmed one
+    /// holds the lock (module comment). Returns inside the bracket, depth 1.
     #[cold]
     #[inline(never)]
     fn wait_for_rescuer(&self) {
         loop {
+            // Acquire: as in `enter`.
+            let claim = self.rescuer.load(Ordering::Acquire);
+            if claim == 0 {
+                return;
+            }
+            if claim & LOCKED == 0 {
+                // AcqRel: a rescuer that claims after this reads from it, and so reads the
+                // depth stored before it.
+                if self
+                    .rescuer
+                    .compare_exchange(claim, 0, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return;
+                }
+                continue;
+            }
             self.depth.store(0, Ordering::Release);
             while self.rescuer.load(Ordering::Acquire) != 0 {
                 crate::sync::thread::yield_now();
             }
             self.depth.store(1, Ordering::Relaxed);
             light_barrier();
-            if self.rescuer.load(Ordering::Acquire) == 0 {
-                return;
-            }
         }
     }
 
     /// Rescuer of rank `rank`: the lock when the owner is outside every bracket, else `None`
-    /// (another rescuer holds it, the owner is inside a bracket, or the process cannot force
-    /// barriers). Costs a system call that interrupts every running thread of the process.
+    /// (another rescuer holds it, the owner is inside a bracket or withdrew the claim, or the
+    /// process cannot force barriers). Costs a system call that interrupts every running
+    /// thread of the process.
     pub fn try_lock(&self, rank: usize) -> Option<RescueLock<'_>> {
+        self.claim(rank)?.confirm()
+    }
+
+    /// The first step of `try_lock`: claims the lock, unless it is claimed or barriers are not
+    /// available (yet).
+    fn claim(&self, rank: usize) -> Option<Claim<'_>> {
+        let claim = rank as u32 + 1;
         if !heavy_barrier_ready() || self.rescuer.load(Ordering::Relaxed) != 0 {
             return None;
         }
+        // Acquire: reads from the owner's withdrawal of an earlier claim, if any (module
+        // comment).
         self.rescuer
-            .compare_exchange(0, rank as u32 + 1, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange(0, claim, Ordering::Acquire, Ordering::Relaxed)
             .ok()?;
-        let lock = RescueLock { guard: self };
+        Some(Claim { guard: self, claim })
+    }
+}
+
+/// A rescuer's claim on the lock, not yet confirmed: the owner may withdraw it.
+struct Claim<'a> {
+    guard: &'a QueueGuard,
+    claim: u32,
+}
+
+impl<'a> Claim<'a> {
+    /// The second step of `try_lock`: the barrier, then the lock if the owner is outside every
+    /// bracket and has not withdrawn the claim.
+    fn confirm(self) -> Option<RescueLock<'a>> {
         heavy_barrier();
+        let rescuer = &self.guard.rescuer;
         // Acquire: pairs with the owner's Release when it left its last bracket.
-        if self.depth.load(Ordering::Acquire) != 0 {
-            return None; // the drop unlocks
+        if self.guard.depth.load(Ordering::Acquire) == 0
+            && rescuer
+                .compare_exchange(
+                    self.claim,
+                    self.claim | LOCKED,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+        {
+            let lock = RescueLock { guard: self.guard };
+            std::mem::forget(self);
+            return Some(lock);
         }
-        Some(lock)
+        None // the drop takes the claim back
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        // Unless the owner withdrew it already (and another rescuer may have claimed since).
+        let _ = self.guard.rescuer.compare_exchange(
+            self.claim,
+            0,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
     }
 }
 
@@ -312,6 +388,27 @@ mod tests {
         let available = rescue_available();
         assert_eq!(heavy_barrier_ready(), available);
         assert_eq!(guard.try_lock(1).is_some(), available);
+    }
+
+    /// An owner that enters while a rescuer's barrier runs (between its claim and its
+    /// confirmation) withdraws the claim instead of waiting; the rescuer then gives up.
+    #[test]
+    fn the_owner_withdraws_a_claim_that_is_not_confirmed() {
+        let guard = QueueGuard::new();
+        if !heavy_barrier_available() {
+            return;
+        }
+        let claim = guard.claim(1).expect("nothing claimed yet");
+        assert!(guard.claim(2).is_none(), "one claim at a time");
+        let bracket = guard.enter();
+        assert!(claim.confirm().is_none(), "the owner withdrew the claim");
+        assert!(guard.try_lock(2).is_none(), "the owner is in its bracket");
+        drop(bracket);
+        let lock = guard.try_lock(2).expect("the owner left its bracket");
+        drop(lock);
+        // A claim given up without the owner returns the word to free.
+        drop(guard.claim(1).expect("free again"));
+        assert!(guard.try_lock(3).is_some());
     }
 
     #[test]
