@@ -10,13 +10,13 @@
 //! word, on a line that only it writes until a rescue). The rare rescuer pays instead
 //! (`try_lock`): it claims the rescue word, then forces a full memory barrier on every running
 //! thread of the process (`membarrier(2)`, MEMBARRIER_CMD_PRIVATE_EXPEDITED), then reads the
-//! owner's depth. This is Dekker's mutual exclusion with the owner's fence moved into the
-//! rescuer's system call (the asymmetric fence of folly and liburcu):
-//! A rescuer that reads depth 0 then confirms its claim with a compare-exchange (`LOCKED`); an
+//! owner's depth, and if it is 0 confirms its claim with a compare-exchange (`LOCKED`). An
 //! owner that finds a claim not yet confirmed when it enters a bracket withdraws it with a
-//! compare-exchange instead of waiting, so that it never waits for a barrier, which can take
-//! milliseconds on a VM whose vCPUs the host deschedules (the system call waits until every
-//! CPU running a thread of the process has run the barrier).
+//! compare-exchange instead of waiting for it, so that it never waits for a barrier, which can
+//! take milliseconds on a VM whose vCPUs the host deschedules (the system call returns once
+//! every CPU that runs a thread of the process has run the barrier). This is Dekker's mutual
+//! exclusion with the owner's fence moved into the rescuer's system call (the asymmetric fence
+//! of folly and liburcu):
 //! - Exclusion. The barrier runs on the owner's thread at some point B between the claim and
 //!   the rescuer's read (a descheduled thread passed a barrier when it was switched out). If
 //!   the owner's depth store of a bracket precedes B, the rescuer reads a depth other than 0
