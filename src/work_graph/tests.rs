@@ -578,6 +578,20 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
     }
 }
 
+/// A stretch of narrow heights whose items are not in index order across its heights: the
+/// chain 0 -> 2 -> 1 and item 3 have the positions [0, 2, 1, 3], whose first and last items
+/// are 3 apart, as if they were 0..=3 in order (within one height they would be).
+#[test]
+fn a_stretch_of_heights_out_of_index_order_keeps_its_order() {
+    let p = plan(from_edges(4, &[(0, 2), (2, 1)]));
+    assert_eq!(positions(&p), vec![0, 2, 1, 3]);
+    for space in spaces() {
+        for _ in 0..20 {
+            run_checked(&p, &space);
+        }
+    }
+}
+
 /// Chains between wide layers: each chain is a run of narrow heights, which worker 0 runs as
 /// one piece, and the wide layers around it are shared. Layers A, B, D of 256 items, chains
 /// C1 and C2 of 100: all of A before C1, C1 in order, the end of C1 before all of B, then B,

@@ -266,10 +266,15 @@ impl WorkGraph {
         let mut index = 0;
         while index < heights {
             let Range { start, end } = self.schedule.height(index);
-            let mut height = Height { start, first: true };
+            let mut height = Height {
+                start,
+                first: true,
+                sorted: true,
+            };
             if split.narrow(end - start, size) {
                 // Consecutive narrow heights are one piece of worker 0's (module comment).
                 let after = self.narrow_run_end(index, split, size);
+                height.sorted = after == index + 1;
                 index = after;
                 let end = self.schedule.level_starts[after] as usize;
                 if rank == 0 && !self.run_piece(start..end, &mut height, epoch, marks, clock, work)
@@ -357,7 +362,7 @@ impl WorkGraph {
                 // water: complete, and no flag needs a look (module comment). Such chunks run
                 // items and nothing else: worker 0 times some (`split`).
                 clock.time(chunk_end - chunk, || {
-                    self.run_ready(chunk, chunk_end, epoch, work)
+                    self.run_ready(chunk, chunk_end, height.sorted, epoch, work)
                 });
             } else if !self.run_chunk(chunk, chunk_end, epoch, marks, work, true) {
                 return false;
@@ -486,20 +491,29 @@ impl WorkGraph {
         self.done[p].store(epoch, Ordering::Release);
     }
 
-    /// Runs positions `start..end` (not empty) of one height, all of whose predecessors are
-    /// known to be complete.
+    /// Runs positions `start..end` (not empty), all of whose predecessors are known to be
+    /// complete or to come earlier in the range.
     ///
-    /// The items of a height are in increasing index order (`schedule`), so those of the chunk
-    /// are consecutive exactly when its last is `end - start - 1` above its first. They then
+    /// The items of a height are in increasing index order (`schedule`), so with `sorted` (the
+    /// positions lie in one height) those of the chunk are consecutive exactly when its last is
+    /// `end - start - 1` above its first. (Across heights the first and last can be that far
+    /// apart with other items between.) They then
     /// run without reading the order: on many workers a run streams the order, the flags and
     /// the work function's data through every core at once, and a graph numbered level by
     /// level (fib numbered breadth-first, as in 000 Fig. 3.6: each height is a range of items)
     /// saves 4 of the 5 bytes per item that the plan adds to that stream.
-    fn run_ready<F: Fn(usize) + ?Sized>(&self, start: usize, end: usize, epoch: u8, work: &F) {
+    fn run_ready<F: Fn(usize) + ?Sized>(
+        &self,
+        start: usize,
+        end: usize,
+        sorted: bool,
+        epoch: u8,
+        work: &F,
+    ) {
         let order = &self.schedule.order[start..end];
         let done = &self.done[start..end];
         let first = order[0] as usize;
-        if order[order.len() - 1] as usize - first == order.len() - 1 {
+        if sorted && order[order.len() - 1] as usize - first == order.len() - 1 {
             for (item, flag) in (first..).zip(done) {
                 work(item);
                 // Release: a worker that sees this number also sees F's writes.
@@ -641,6 +655,9 @@ struct Height {
     start: usize,
     /// True while the worker has run no chunk of it.
     first: bool,
+    /// True if its items are in increasing index order: one height is (`schedule`), a stretch
+    /// of several narrow heights need not be.
+    sorted: bool,
 }
 
 /// The positions of a worker's chunk that it skipped and has not run yet: bit b of word w
