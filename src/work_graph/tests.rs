@@ -593,7 +593,7 @@ fn a_stretch_of_heights_out_of_index_order_keeps_its_order() {
 }
 
 /// Chains between wide layers: each chain is a run of narrow heights, which worker 0 runs as
-/// one piece, and the wide layers around it are shared. Layers A, B, D of 256 items, chains
+/// one piece (unless its items are measured costly), and the wide layers around it are shared. Layers A, B, D of 256 items, chains
 /// C1 and C2 of 100: all of A before C1, C1 in order, the end of C1 before all of B, then B,
 /// C2 and D likewise; each item of B also after the item of A at the same index.
 #[test]
@@ -625,8 +625,12 @@ fn chains_between_wide_layers_run_on_worker_zero_in_order() {
         })
         .unwrap();
         let thread = |i: usize| ran_by[i].lock().unwrap().expect("every item runs");
-        for i in (c1..c1 + CHAIN).chain(c2..c2 + CHAIN) {
-            assert_eq!(thread(i), caller, "chain item {i} left worker 0");
+        // The thresholds the run used: a chain's heights of one item are shared too if the
+        // items were measured to cost microseconds (a loaded machine, a debug build).
+        if p.item_cost.split().narrow(1, 4) {
+            for i in (c1..c1 + CHAIN).chain(c2..c2 + CHAIN) {
+                assert_eq!(thread(i), caller, "chain item {i} left worker 0");
+            }
         }
         if p.steals.load(Ordering::Relaxed) == steals_before {
             for layer in [a, b, d] {
