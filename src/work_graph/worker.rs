@@ -496,12 +496,12 @@ impl WorkGraph {
     ///
     /// The items of a height are in increasing index order (`schedule`), so with `sorted` (the
     /// positions lie in one height) those of the chunk are consecutive exactly when its last is
-    /// `end - start - 1` above its first. (Across heights the first and last can be that far
-    /// apart with other items between.) They then
-    /// run without reading the order: on many workers a run streams the order, the flags and
-    /// the work function's data through every core at once, and a graph numbered level by
-    /// level (fib numbered breadth-first, as in 000 Fig. 3.6: each height is a range of items)
-    /// saves 4 of the 5 bytes per item that the plan adds to that stream.
+    /// `end - start - 1` above its first; across heights the first and last can be that far
+    /// apart with other items between. Consecutive items run without reading the order: on
+    /// many workers a run streams the order, the flags and the work function's data through
+    /// every core at once, and a graph numbered level by level (fib numbered breadth-first, as
+    /// in 000 Fig. 3.6: each height is a range of items) saves 4 of the 5 bytes per item that
+    /// the plan adds to that stream.
     fn run_ready<F: Fn(usize) + ?Sized>(
         &self,
         start: usize,
