@@ -45,8 +45,9 @@
 //! ## Rescue: a worker that does not come back
 //! A busy worker answers only between tasks, one task per request, so one that stays in a long
 //! task function or whose thread lost its core would keep its queued tasks from every idle
-//! worker. An idle worker whose request to it stays unanswered for `RESCUE_AFTER` takes half of
-//! its queued tasks itself (`rescue`), under the lock of `queue_guard.rs`, which the owner's
+//! worker. An idle worker whose request to it stays unanswered for `RESCUE_AFTER` (or four times
+//! the latest rescue's barrier, `rescue_patience`) takes half of its queued tasks itself
+//! (`rescue`; one victim per idle period), under the lock of `queue_guard.rs`, which the owner's
 //! brackets around every use of its queues make safe without an atomic read-modify-write on
 //! the owner's side. An idle worker answers requests at once, with nothing, so that it is not
 //! taken for one that does not come back. The rescuer leaves idle before it looks, as a worker
@@ -88,6 +89,7 @@
 use super::context::TaskContext;
 use super::header::{Access, TaskHeader, INTERNAL_REF};
 use super::place::{Count, Place};
+use super::queue_guard;
 use super::scheduler::{Shared, ANY_READY, IDLE_COUNT_MASK, IDLE_EPOCH_ONE};
 use super::statistics::Rooms;
 use super::team_task::{ExecutionRecord, Respawn, TeamState};
@@ -135,6 +137,22 @@ const RESCUE_POLLS: u32 = 64;
 /// running worker of the process once).
 const RESCUE_AFTER: Duration = Duration::from_micros(50);
 const MAX_RESCUE_MISSES: u32 = 7;
+/// A rescue also waits at least this many times as long as the process's latest rescue barrier
+/// took (`queue_guard::barrier_cost`). The barrier waits for every CPU that runs a thread of
+/// the process, so on a VM whose host deschedules vCPUs it took up to 6.3 ms, and the wait
+/// cannot end while a rescuer is in it: on such a VM (16 workers of the GPU machine, session
+/// 22, call 15) waits of F(20) that rescued stalled for up to 65 ms, against at most 3.2 ms in
+/// a build that never rescues. A worker that has stayed away four barriers' time is likely to
+/// stay away longer than one more.
+const BARRIER_PATIENCE: u32 = 4;
+
+/// How long a request stays unanswered before its asker rescues, after `misses` attempts in a
+/// row that took nothing, when the latest rescue barrier took `barrier`.
+fn rescue_patience(misses: u32, barrier: Duration) -> Duration {
+    RESCUE_AFTER
+        .max(barrier.saturating_mul(BARRIER_PATIENCE))
+        .saturating_mul(1 << misses)
+}
 
 impl Worker {
     /// Rank 0's part of a wait: its loop, run alone until a second task is ready, when it calls
@@ -394,24 +412,21 @@ impl Worker {
         None
     }
 
-    /// Rescues tasks from the workers that left this one's requests unanswered for at least
-    /// `patience` (`unanswered`), until one rescue takes some; whether one did. The caller has
-    /// left idle.
-    fn rescue_unanswered(&self, shared: &Shared, patience: Duration) -> bool {
-        while let Some(victim) = self.unanswered(shared, patience) {
-            if self.rescue(victim) {
-                return true;
-            }
-            // A rescue that got the lock answered the request (`rescue`); one that did not (the
-            // victim inside a bracket, or another rescuer holding it) leaves it pending, and this
-            // worker never asks that victim again while it is: watch it from now on, or it would
-            // never be rescued. (Found with a variant that registered for barriers in the
-            // background: every first attempt failed, and the C test's spawner waited in vain.)
-            // SAFETY: the worker's thread; a short borrow.
-            unsafe {
-                self.owned().asked[victim.rank] =
-                    (victim.request.load(Ordering::Relaxed) == self.rank + 1).then(Instant::now);
-            }
+    /// Rescues tasks from `victim`, which left this worker's request unanswered too long
+    /// (`unanswered`); whether it took any. The caller has left idle.
+    fn rescue_unanswered(&self, victim: &Worker) -> bool {
+        if self.rescue(victim) {
+            return true;
+        }
+        // A rescue that got the lock answered the request (`rescue`); one that did not (the
+        // victim inside a bracket, or another rescuer holding it) leaves it pending, and this
+        // worker never asks that victim again while it is: watch it from now on, or it would
+        // never be rescued. (Found with a variant that registered for barriers in the
+        // background: every first attempt failed, and the C test's spawner waited in vain.)
+        // SAFETY: the worker's thread; a short borrow.
+        unsafe {
+            self.owned().asked[victim.rank] =
+                (victim.request.load(Ordering::Relaxed) == self.rank + 1).then(Instant::now);
         }
         false
     }
@@ -529,11 +544,11 @@ impl Worker {
             if polls % RESCUE_POLLS == RESCUE_POLLS - 1 {
                 // SAFETY: the worker's thread; a short read.
                 let misses = unsafe { self.owned().rescue_misses };
-                let patience = RESCUE_AFTER * (1 << misses);
-                if self.unanswered(shared, patience).is_some() {
+                let patience = rescue_patience(misses, queue_guard::barrier_cost());
+                if let Some(victim) = self.unanswered(shared, patience) {
                     // Not idle from here on, as before any take (termination).
                     shared.idle.fetch_add(IDLE_EPOCH_ONE - 1, Ordering::SeqCst);
-                    let took = self.rescue_unanswered(shared, patience);
+                    let took = self.rescue_unanswered(victim);
                     // SAFETY: as above.
                     unsafe {
                         self.owned().rescue_misses = if took {
@@ -825,5 +840,29 @@ impl Shared {
         }
         self.done.store(true, Ordering::Release);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rescues_wait_longer_after_slow_barriers_and_misses() {
+        let us = Duration::from_micros;
+        assert_eq!(rescue_patience(0, Duration::ZERO), RESCUE_AFTER);
+        // A fast barrier leaves the floor; a slow one sets the patience.
+        assert_eq!(rescue_patience(0, us(5)), RESCUE_AFTER);
+        assert_eq!(rescue_patience(0, us(6300)), us(4 * 6300));
+        assert_eq!(rescue_patience(3, us(1000)), us(8 * 4 * 1000));
+        assert_eq!(
+            rescue_patience(MAX_RESCUE_MISSES, us(1)),
+            RESCUE_AFTER * 128
+        );
+        // No overflow, whatever a barrier measured.
+        assert_eq!(
+            rescue_patience(MAX_RESCUE_MISSES, Duration::MAX),
+            Duration::MAX
+        );
     }
 }

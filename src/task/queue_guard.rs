@@ -217,6 +217,13 @@ pub fn rescue_available() -> bool {
     heavy_barrier_available()
 }
 
+/// How long the latest barrier of a rescue took in this process (zero before the first): on a
+/// VM whose host deschedules vCPUs it can take milliseconds, since it waits for every CPU that
+/// runs a thread of the process, and a rescue should then be rarer (`Worker::wait_idle`).
+pub fn barrier_cost() -> std::time::Duration {
+    heavy_barrier_cost()
+}
+
 /// Starts the registration for the barriers that rescues need on a thread of its own, unless
 /// it has started (module comment). A scheduler with several workers calls it when it is
 /// created.
@@ -253,7 +260,8 @@ fn register_barriers_in_background() {}
 
 #[cfg(all(not(loom), target_os = "linux"))]
 mod membarrier {
-    use std::sync::atomic::{AtomicU8, Ordering};
+    use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+    use std::time::{Duration, Instant};
 
     const CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
     const CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
@@ -308,12 +316,25 @@ mod membarrier {
         }
     }
 
-    /// A full memory barrier on every running thread of the process.
+    /// How long the latest barrier took, in nanoseconds (0 before the first).
+    static LAST_COST_NS: AtomicU64 = AtomicU64::new(0);
+
+    /// A full memory barrier on every running thread of the process; its time is kept
+    /// (`cost`).
     pub(super) fn barrier() {
+        let start = Instant::now();
         // SAFETY: as above. It cannot fail once registered (`ready`), which the caller
         // checked.
         let r = unsafe { libc::syscall(libc::SYS_membarrier, CMD_PRIVATE_EXPEDITED, 0, 0) };
         debug_assert_eq!(r, 0, "membarrier failed after registration");
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        // Relaxed: a measurement that only sets how patient rescuers are.
+        LAST_COST_NS.store(ns, Ordering::Relaxed);
+    }
+
+    /// How long the latest barrier took (zero before the first).
+    pub(super) fn cost() -> Duration {
+        Duration::from_nanos(LAST_COST_NS.load(Ordering::Relaxed))
     }
 }
 
@@ -337,6 +358,11 @@ fn heavy_barrier() {
     membarrier::barrier();
 }
 
+#[cfg(all(not(loom), target_os = "linux"))]
+fn heavy_barrier_cost() -> std::time::Duration {
+    membarrier::cost()
+}
+
 #[cfg(all(not(loom), not(target_os = "linux")))]
 fn heavy_barrier_available() -> bool {
     false
@@ -352,6 +378,11 @@ fn register_barriers_in_background() {}
 
 #[cfg(all(not(loom), not(target_os = "linux")))]
 fn heavy_barrier() {}
+
+#[cfg(any(loom, not(target_os = "linux")))]
+fn heavy_barrier_cost() -> std::time::Duration {
+    std::time::Duration::ZERO
+}
 
 #[cfg(all(test, not(loom)))]
 mod tests {
@@ -370,6 +401,10 @@ mod tests {
             assert!(guard.try_lock(1).is_none());
         }
         let lock = guard.try_lock(1).expect("no bracket is open");
+        assert!(
+            barrier_cost() > std::time::Duration::ZERO,
+            "the barrier was timed"
+        );
         assert!(guard.try_lock(2).is_none(), "the lock is held");
         drop(lock);
         assert!(guard.try_lock(2).is_some(), "the lock was given back");
