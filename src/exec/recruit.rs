@@ -53,13 +53,22 @@ impl<'a> Recruit<'a> {
 
     /// Posts the job to every other member, once; later calls do nothing.
     pub fn all(&self) {
+        self.only(|_| true);
+    }
+
+    /// Posts the job to the other members `i` (by index in the instance, the control thread
+    /// being 0) for which `take(i)`, once; later calls, of either kind, do nothing. The others
+    /// never run the job.
+    pub fn only(&self, take: impl Fn(usize) -> bool) {
         let Some(p) = &self.posting else { return };
         if self.posted.replace(true) {
             return;
         }
-        p.job.add_workers(p.members.len() - 1);
+        let called = |&(i, _): &(usize, &usize)| take(i);
+        p.job
+            .add_workers(p.members.iter().enumerate().skip(1).filter(called).count());
         let job = p.job.as_ref();
-        for (i, &rank) in p.members.iter().enumerate().skip(1) {
+        for (i, &rank) in p.members.iter().enumerate().skip(1).filter(called) {
             p.mailboxes[rank].post(job, i);
         }
     }

@@ -233,8 +233,8 @@ impl Space {
     }
 
     /// Like `run_on_all`, but only the control thread starts, running `lead` as rank 0; the
-    /// other threads run `work` once `lead` calls `Recruit::all`, and this returns when all
-    /// that were called in have returned. For work that needs the other threads only
+    /// other threads run `work` once `lead` calls `Recruit::all` (or those `Recruit::only`
+    /// names), and this returns when all that were called in have returned. For work that needs the other threads only
     /// sometimes, so that it does not pay for starting and joining them when it does not (the
     /// task DAG's wait). Errors as `run_on_all`.
     pub fn run_on_all_lazily(

@@ -49,6 +49,31 @@ fn every_rank_runs_once_per_dispatch() {
 }
 
 #[test]
+fn a_late_joining_dispatch_runs_only_the_members_it_calls_in() {
+    let space = pool(4);
+    for round in 0..50 {
+        let ran = Mutex::new(Vec::new());
+        space
+            .run_on_all_lazily(&|w| ran.lock().unwrap().push(w.rank), &|recruit| {
+                recruit.only(|rank| rank != 2);
+                recruit.all(); // a second call posts nothing
+            })
+            .unwrap();
+        let mut ran = ran.into_inner().unwrap();
+        ran.sort_unstable();
+        assert_eq!(ran, [1, 3], "round {round}");
+    }
+    // The member left out runs the next dispatch as usual.
+    let ran = AtomicUsize::new(0);
+    space
+        .run_on_all(&|_| {
+            ran.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+    assert_eq!(ran.into_inner(), 4);
+}
+
+#[test]
 fn workers_that_park_at_once_still_run_every_dispatch() {
     // idle_spin 0: every worker parks as soon as it finds nothing, so each dispatch below goes
     // through the wake path.

@@ -76,7 +76,9 @@
 //! `RECRUIT`, so the look at it that every push and every task already makes (`answer`) notices
 //! when a second task is ready: a spawn by a running task, two tasks queued after a push, or
 //! anything queued or visible when rank 0 takes a task. Rank 0 then posts the wait's job to the
-//! others (`Recruit::all`), once. Each starts in `wait_idle` without counting itself again and,
+//! others (`Recruit::only`), once: to those that take part in this wait (a worker late to leave
+//! an earlier one sits out a while, `laggards.rs`; one that never runs is idle all wait long,
+//! with empty queues, and nobody asks it for work). Each starts in `wait_idle` without counting itself again and,
 //! like any idle worker, leaves idle before it takes a task, so the termination argument above
 //! holds as it is; one that starts after the end finds `done` and leaves. A team task calls
 //! them in when it is made ready or run, since its team's members must take part. So a wait of
@@ -185,7 +187,7 @@ impl Worker {
         let team_rank = self.rank % shared.team_size;
         let leader = team_rank == 0;
         if recruited && self.wait_idle(shared, team, leader, true) {
-            self.end_wait(shared);
+            self.leave(shared);
             return;
         }
         loop {
@@ -209,7 +211,20 @@ impl Worker {
                 break;
             }
         }
+        self.leave(shared);
+    }
+
+    /// Leaves the wait: `end_wait`, and a note of who left last (`laggards.rs`).
+    fn leave(&self, shared: &Shared) {
         self.end_wait(shared);
+        if self.rank != 0 {
+            #[cfg(test)]
+            if shared.leave_late.load(Ordering::Relaxed) == self.rank {
+                std::thread::sleep(std::time::Duration::from_millis(3));
+            }
+            // Relaxed: read after the dispatch has joined every worker.
+            shared.last_to_leave.store(self.rank, Ordering::Relaxed);
+        }
     }
 
     fn team<'s>(&self, shared: &'s Shared) -> &'s TeamState {
@@ -306,7 +321,7 @@ impl Worker {
         if request != RECRUIT {
             self.hand_oldest(shared, request - 1, after_push);
         } else if self.has_second_task(shared, after_push) {
-            self.recruit();
+            self.recruit(shared);
         }
     }
 
@@ -324,18 +339,20 @@ impl Worker {
         }
     }
 
-    /// Calls in the other workers of the wait rank 0 runs alone (`RECRUIT`), once; nothing
-    /// on other workers or afterwards. The worker's thread.
+    /// Calls in the other workers of the wait rank 0 runs alone (`RECRUIT`), once: those that
+    /// take part in it (`laggards.rs`). Nothing on other workers or afterwards. The worker's
+    /// thread.
     #[cold]
     #[inline(never)]
-    pub(crate) fn recruit(&self) {
+    pub(crate) fn recruit(&self, shared: &Shared) {
         // SAFETY: the worker's thread; a short borrow.
         let recruit = std::mem::replace(unsafe { &mut self.owned().recruit }, std::ptr::null());
         // SAFETY: set by `run_lead` for the duration of its loop, which runs this.
         if let Some(recruit) = unsafe { recruit.as_ref() } {
             // Relaxed: the posts below publish it to the workers called in.
             self.request.store(0, Ordering::Relaxed);
-            recruit.all();
+            // Relaxed: set before the wait; the posts publish it.
+            recruit.only(|rank| shared.workers[rank].takes_part.load(Ordering::Relaxed));
         }
     }
 
@@ -478,10 +495,14 @@ impl Worker {
         }
         // SAFETY: the worker's thread; a short borrow.
         let owned = unsafe { self.owned() };
-        let mut victim = (owned.next_victim + 1) % n;
-        if victim == self.rank {
-            victim = (victim + 1) % n;
-        }
+        // The next worker after the last one asked that is not this one and takes part in
+        // the wait (`laggards.rs`): one left out would never answer. Rank 0 always takes part.
+        let Some(victim) = (1..=n).map(|k| (owned.next_victim + k) % n).find(|&v| {
+            // Relaxed: set before the wait (`recruit`).
+            v != self.rank && shared.workers[v].takes_part.load(Ordering::Relaxed)
+        }) else {
+            return;
+        };
         owned.next_victim = victim;
         let request = &shared.workers[victim].request;
         // Relaxed: a hint (`share_on_request`).
@@ -589,7 +610,7 @@ impl Worker {
         let team_task = unsafe { task.as_ref() }.is_team();
         if team_task && shared.team_size > 1 {
             // The team's other members must be running (module comment, "Starting alone").
-            self.recruit();
+            self.recruit(shared);
             let team = self.team(shared);
             team.post(task);
             let member = team.team.member(0, 0, 1);

@@ -34,7 +34,8 @@
 //! back), `block_cache`, `place` (operations common to every entity), `spawn`,
 //! `when_all`, `future`, `context` (what a task sees, respawn), `team_task`, `executor` (the
 //! worker loop), `worker`, `thread_slots` (a thread's worker without a thread-local),
-//! `scheduler` (state, wait, lifetime), `statistics`, `closure` (Rust closures as tasks).
+//! `scheduler` (state, wait, lifetime), `laggards` (workers late to leave a wait sit out the
+//! next ones), `statistics`, `closure` (Rust closures as tasks).
 
 mod block_cache;
 mod bytes;
@@ -43,6 +44,7 @@ mod context;
 mod executor;
 mod future;
 pub mod header;
+mod laggards;
 mod local_queue;
 mod place;
 pub mod queue_guard;

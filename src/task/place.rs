@@ -397,7 +397,7 @@ impl<'a> Place<'a> {
             if let Some(w) = self.worker {
                 // Team tasks run on other workers: have them running (executor.rs, "Starting
                 // alone").
-                w.recruit();
+                w.recruit(self.shared);
             }
             // SAFETY: the task is in no queue; we give it up.
             unsafe { self.shared.team_queue[p].push(task) };

@@ -15,6 +15,7 @@
 
 use super::block_cache;
 use super::header::Access;
+use super::laggards::Laggards;
 use super::ready_stack::ReadyStack;
 use super::statistics::{SchedulerStatistics, Totals};
 use super::team_task::TeamState;
@@ -26,12 +27,14 @@ use crate::exec::{Space, SpaceKind, Team};
 use crate::pool::MemoryPool;
 use crate::topology::Topology;
 use std::any::Any;
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::atomic::{
     AtomicBool, AtomicI64, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// How to build a scheduler.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -81,6 +84,13 @@ pub(crate) struct Shared {
     pub(crate) team_ready: CachePadded<[AtomicIsize; 3]>,
     /// Set when a wait's DAG is done.
     pub(crate) done: CachePadded<AtomicBool>,
+    /// The rank of the worker other than rank 0 that left the current wait last (0 for none).
+    pub(crate) last_to_leave: AtomicUsize,
+    /// Workers late to leave a wait, left out of the next ones (`laggards.rs`).
+    laggards: Mutex<Laggards>,
+    /// Tests: the rank of a worker that leaves every wait 3 ms late (0 for none).
+    #[cfg(test)]
+    pub(crate) leave_late: AtomicUsize,
     wait_running: AtomicBool,
     foreign_ops: AtomicUsize,
     /// Live entities plus one while a handle exists.
@@ -274,6 +284,10 @@ impl Scheduler {
             shared_ready: CachePadded(std::array::from_fn(|_| AtomicIsize::new(0))),
             team_ready: CachePadded(std::array::from_fn(|_| AtomicIsize::new(0))),
             done: CachePadded(AtomicBool::new(false)),
+            last_to_leave: AtomicUsize::new(0),
+            laggards: Mutex::new(Laggards::new(n, n > 1 && team_size == 1)),
+            #[cfg(test)]
+            leave_late: AtomicUsize::new(0),
             wait_running: AtomicBool::new(false),
             foreign_ops: AtomicUsize::new(0),
             alive: AtomicI64::new(1),
@@ -384,13 +398,38 @@ impl Scheduler {
                 self.0.clear();
             }
         }
+        let mut laggards = shared.laggards.lock().unwrap_or_else(|p| p.into_inner());
+        // Not with one worker, nor with teams of several: no clock read in their waits.
+        let track = laggards.enabled();
+        if track {
+            let start = Instant::now();
+            for w in shared.workers.iter() {
+                // Relaxed: the posts that call the workers in publish it (`Worker::recruit`).
+                w.takes_part
+                    .store(laggards.takes_part(w.rank, start), Ordering::Relaxed);
+            }
+            shared.last_to_leave.store(0, Ordering::Relaxed);
+        }
+        let lead_left = Cell::new(None);
         {
             let _clear = ClearThreads(&shared.threads);
             shared.space.run_on_all_lazily(
                 &|w| shared.workers[w.rank].run_loop(shared, true),
-                &|recruit| shared.workers[0].run_lead(shared, recruit),
+                &|recruit| {
+                    shared.workers[0].run_lead(shared, recruit);
+                    if track {
+                        lead_left.set(Some(Instant::now()));
+                    }
+                },
             )?;
         }
+        if let Some(left) = lead_left.get() {
+            // After the dispatch joined every worker it called in: Relaxed suffices.
+            let now = Instant::now();
+            let last = shared.last_to_leave.load(Ordering::Relaxed);
+            laggards.record(last, now.duration_since(left), now);
+        }
+        drop(laggards);
         shared.totals.waits.fetch_add(1, Ordering::Relaxed);
         let panic = shared
             .panic

@@ -709,3 +709,80 @@ fn futures_are_busy_for_other_threads_while_a_wait_runs() {
     waiter.join().unwrap().unwrap();
     assert!(f.is_ready());
 }
+
+/// A worker that leaves a wait late (3 ms, the test hook) sits out the next waits
+/// (`laggards.rs`): it is not called in, and the waits still compute exactly without it.
+#[test]
+fn a_worker_late_to_leave_a_wait_sits_out_the_next_ones() {
+    let s = scheduler(8);
+    let shared = s.shared();
+    shared.leave_late.store(2, Ordering::Relaxed);
+    // Other workers may be late too on a machine with fewer cores than workers, and at most
+    // three of seven may sit out at once, so it may take a few waits.
+    let mut left_out = 0;
+    for _ in 0..400 {
+        assert_eq!(run_fib(&s, 16), fib_reference(16));
+        if !shared.workers[2].takes_part.load(Ordering::Relaxed) {
+            assert_ne!(
+                shared.last_to_leave.load(Ordering::Relaxed),
+                2,
+                "a worker left out of a wait ran it"
+            );
+            left_out += 1;
+            if left_out == 3 {
+                break;
+            }
+        }
+    }
+    assert_eq!(left_out, 3, "worker 2 was never left out");
+    assert!(shared.workers[0].takes_part.load(Ordering::Relaxed));
+    shared.leave_late.store(0, Ordering::Relaxed);
+    assert_eq!(run_fib(&s, 20), fib_reference(20));
+    let st = s.statistics().unwrap();
+    assert_eq!(st.alive, 0, "{st:?}");
+    assert_eq!(st.tasks_completed, st.tasks_spawned, "{st:?}");
+    assert_eq!(
+        st.task_executions,
+        st.tasks_completed + st.tasks_respawned,
+        "{st:?}"
+    );
+}
+
+/// Where team tasks need teams of several threads, every worker takes part in every wait.
+#[test]
+fn with_teams_of_two_no_worker_sits_out() {
+    let s = scheduler_with(
+        4,
+        4 << 20,
+        SchedulerConfig {
+            team_size: 2,
+            ..SchedulerConfig::default()
+        },
+    );
+    let shared = s.shared();
+    shared.leave_late.store(3, Ordering::Relaxed);
+    for _ in 0..5 {
+        assert_eq!(run_fib(&s, 14), fib_reference(14));
+        assert!(shared
+            .workers
+            .iter()
+            .all(|w| w.takes_part.load(Ordering::Relaxed)));
+    }
+}
+
+/// Idle workers keep asking the others for tasks, in turn, all wait long: with two workers, the
+/// second gets tasks handed over in every wait, not just at its first request.
+#[test]
+fn an_idle_worker_keeps_asking_for_tasks() {
+    let s = scheduler(2);
+    let waits = 20;
+    for _ in 0..waits {
+        assert_eq!(run_fib(&s, 18), fib_reference(18));
+    }
+    let st = s.statistics().unwrap();
+    assert!(
+        st.steals > waits,
+        "{} tasks handed over in {waits} waits",
+        st.steals
+    );
+}

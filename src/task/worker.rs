@@ -20,7 +20,7 @@ use crate::pool::MemoryPool;
 use crate::thread_id;
 use std::cell::{Cell, UnsafeCell};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// What only the worker's own thread touches (during a wait), or the waiting thread between
 /// waits. In declaration order (`repr(C)`), so that `alive_room` and `bytes_room` stay apart:
@@ -92,6 +92,9 @@ pub(crate) struct Worker {
     /// tasks from them (`queue_guard.rs`). Alone on its lines: the owner writes it at every
     /// use of its queues.
     pub(crate) guard: CachePadded<QueueGuard>,
+    /// Whether the current wait calls this worker in (`laggards.rs`); set by the waiting
+    /// thread before the wait, published by the posts of `Recruit::only`.
+    pub(crate) takes_part: AtomicBool,
     /// The team of one that single tasks see as their team.
     pub(crate) single_team: Team,
     /// The private ready queues: the owner's, in brackets of `guard` when other workers run,
@@ -115,6 +118,7 @@ impl Worker {
             mailbox: CachePadded(ReadyStack::new()),
             request: CachePadded(AtomicUsize::new(0)),
             guard: CachePadded(QueueGuard::new()),
+            takes_part: AtomicBool::new(true),
             single_team,
             queues: UnsafeCell::new(LocalQueues::new()),
             owned: UnsafeCell::new(Owned {
