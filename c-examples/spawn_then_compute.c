@@ -141,6 +141,9 @@ int main(int argc, char **argv)
     td_scheduler_stats stats = TD_SCHEDULER_STATS_INIT;
     CHECK(td_scheduler_statistics(sched, &stats));
     printf("tasks taken by other workers: %llu\n", (unsigned long long)stats.steals);
+    /* Nonzero when another busy process shares the cores: workers that were late to leave a run
+     * sat out the next ones (docs/tasks.md, "Threads"). */
+    printf("workers that sat out a run: %llu\n", (unsigned long long)stats.workers_sat_out);
 
     td_scheduler_release(sched);
     td_pool_release(pool);

@@ -137,6 +137,8 @@ program test_fortran_task
   call check(f%get_int64() == 41, 'result of the respawned task: 1 + 2*20')
   stats = sched%statistics()
   call check(stats%tasks_spawned == 2 .and. stats%tasks_respawned == 1, 'statistics')
+  call check(stats%struct_size == c_sizeof(stats) .and. stats%waits == 1 .and. &
+             stats%workers_sat_out == 0, 'statistics up to workers_sat_out line up with C')
   call check(stats%alive == 1, 'one task alive while its futures are held')
   call f%release()
   call check(g%get_int64() == 41, 'the other reference still reads the result')

@@ -1,6 +1,7 @@
 // Spawning tasks and reading their futures through the C API: Fibonacci on one and on all
 // threads and in a small pool, destroy callbacks, statistics, priorities on one worker, and the
 // lifetime of futures (000 §2.3.1, §3.2.1).
+#include <cstddef>
 #include <mutex>
 #include <thread>
 #include <string>
@@ -55,6 +56,28 @@ TEST_CASE("statistics count spawns, runs, respawns and when_alls") {
   CHECK(st.peak_alive >= 3);
   CHECK(st.peak_bytes >= 3 * 128);
   CHECK(st.steals == 0);
+  CHECK(st.workers_sat_out == 0);  // one worker never sits out
+}
+
+TEST_CASE("statistics fill the struct of a caller compiled before workers_sat_out, and no more") {
+  scheduler_ref s(workers::serial);
+  CHECK(run_fib(s, 10) == 55);
+  td_scheduler_stats st = TD_SCHEDULER_STATS_INIT;
+  st.struct_size = offsetof(td_scheduler_stats, workers_sat_out);
+  st.workers_sat_out = 12345;  // beyond the older struct: must stay as it is
+  REQUIRE(td_scheduler_statistics(s, &st) == TD_OK);
+  CHECK(st.struct_size == offsetof(td_scheduler_stats, workers_sat_out));
+  CHECK(st.tasks_spawned == 177);
+  CHECK(st.waits == 1);
+  CHECK(st.workers_sat_out == 12345);
+  // Smaller than the first version, or larger than this one: refused.
+  const std::size_t first_version = offsetof(td_scheduler_stats, workers_sat_out);
+  for (std::size_t size : {first_version - 8, sizeof(td_scheduler_stats) + 8}) {
+    td_scheduler_stats bad = TD_SCHEDULER_STATS_INIT;
+    bad.struct_size = size;
+    CHECK(td_scheduler_statistics(s, &bad) == TD_ERROR_STRUCT_SIZE);
+    CHECK(std::string(td_last_error_message()).find("struct_size") != std::string::npos);
+  }
 }
 
 namespace {

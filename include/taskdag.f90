@@ -1206,6 +1206,7 @@ module taskdag
     integer(c_int64_t) :: peak_bytes = 0
     integer(c_int64_t) :: pool_high_water_bytes = 0
     integer(c_int64_t) :: waits = 0
+    integer(c_int64_t) :: workers_sat_out = 0
   end type td_scheduler_stats
 
   !> How a task is scheduled; start from td_task_policy_init().

@@ -766,6 +766,13 @@ typedef struct td_scheduler_stats {
    * td_wait calls that ran.
    */
   uint64_t waits;
+  /**
+   * Workers left out of td_wait calls, summed over the calls: a worker that was late to leave
+   * earlier waits (its core shared with another busy process) sits out the next ones for a
+   * while. Zero on a machine where nothing else runs. (Added after the first version: a
+   * caller compiled without it passes a smaller struct_size and gets the fields before it.)
+   */
+  uint64_t workers_sat_out;
 } td_scheduler_stats;
 
 /**
@@ -2505,7 +2512,7 @@ enum td_status td_work_graph_release(struct td_work_graph *plan);
 /** Default td_scheduler_args: the root Threads instance, team size from the topology; set pool. */
 #define TD_SCHEDULER_ARGS_INIT { sizeof(td_scheduler_args), NULL, NULL, 0, 0 }
 /** A td_scheduler_stats ready for td_scheduler_statistics. */
-#define TD_SCHEDULER_STATS_INIT { sizeof(td_scheduler_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define TD_SCHEDULER_STATS_INIT { sizeof(td_scheduler_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 /** Default td_task_policy: no scheduler or dependence yet, regular priority, single thread. */
 #define TD_TASK_POLICY_INIT { sizeof(td_task_policy), NULL, NULL, TD_PRIORITY_REGULAR, 0 }
 /** Default td_task_closure: set function, and state/state_size/result_size as needed. */

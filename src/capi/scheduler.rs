@@ -95,11 +95,16 @@ pub struct td_scheduler_stats {
     pub pool_high_water_bytes: u64,
     /// td_wait calls that ran.
     pub waits: u64,
+    /// Workers left out of td_wait calls, summed over the calls: a worker that was late to leave
+    /// earlier waits (its core shared with another busy process) sits out the next ones for a
+    /// while. Zero on a machine where nothing else runs. (Added after the first version: a
+    /// caller compiled without it passes a smaller struct_size and gets the fields before it.)
+    pub workers_sat_out: u64,
 }
 
 unsafe impl Versioned for td_scheduler_stats {
     const NAME: &'static str = "td_scheduler_stats";
-    const MIN_SIZE: usize = std::mem::size_of::<td_scheduler_stats>();
+    const MIN_SIZE: usize = std::mem::offset_of!(td_scheduler_stats, workers_sat_out);
     fn defaults() -> Self {
         td_scheduler_stats {
             struct_size: std::mem::size_of::<td_scheduler_stats>(),
@@ -124,6 +129,7 @@ impl From<SchedulerStatistics> for td_scheduler_stats {
             peak_bytes: s.peak_bytes,
             pool_high_water_bytes: s.pool_high_water_bytes,
             waits: s.waits,
+            workers_sat_out: s.workers_sat_out,
         }
     }
 }

@@ -403,11 +403,17 @@ impl Scheduler {
         let track = laggards.enabled();
         if track {
             let start = Instant::now();
+            let mut sat_out = 0;
             for w in shared.workers.iter() {
+                let takes_part = laggards.takes_part(w.rank, start);
+                sat_out += u64::from(!takes_part);
                 // Relaxed: the posts that call the workers in publish it (`Worker::recruit`).
-                w.takes_part
-                    .store(laggards.takes_part(w.rank, start), Ordering::Relaxed);
+                w.takes_part.store(takes_part, Ordering::Relaxed);
             }
+            shared
+                .totals
+                .workers_sat_out
+                .fetch_add(sat_out, Ordering::Relaxed);
             shared.last_to_leave.store(0, Ordering::Relaxed);
         }
         let lead_left = Cell::new(None);
@@ -464,6 +470,7 @@ impl Scheduler {
             peak_bytes: shared.peak_bytes.load(Ordering::Relaxed).max(0) as u64,
             pool_high_water_bytes: shared.pool.usage_statistics().high_water_bytes,
             waits: get(&t.waits),
+            workers_sat_out: get(&t.workers_sat_out),
         })
     }
 }

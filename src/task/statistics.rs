@@ -106,6 +106,9 @@ pub struct SchedulerStatistics {
     pub pool_high_water_bytes: u64,
     /// Waits that ran.
     pub waits: u64,
+    /// Workers left out of waits, summed over the waits: a worker late to leave earlier waits
+    /// sits out the next ones for a while (`laggards.rs`, docs/tasks.md "Threads").
+    pub workers_sat_out: u64,
 }
 
 /// A worker's counts during a wait. Tasks complete only on workers, at the end of a run that did
@@ -133,6 +136,7 @@ pub(crate) struct Totals {
     pub allocation_failures: AtomicU64,
     pub steals: AtomicU64,
     pub waits: AtomicU64,
+    pub workers_sat_out: AtomicU64,
 }
 
 impl Totals {

@@ -735,6 +735,7 @@ fn a_worker_late_to_leave_a_wait_sits_out_the_next_ones() {
         }
     }
     assert_eq!(left_out, 3, "worker 2 was never left out");
+    assert!(s.statistics().unwrap().workers_sat_out >= 3);
     assert!(shared.workers[0].takes_part.load(Ordering::Relaxed));
     shared.leave_late.store(0, Ordering::Relaxed);
     assert_eq!(run_fib(&s, 20), fib_reference(20));
@@ -768,6 +769,7 @@ fn with_teams_of_two_no_worker_sits_out() {
             .iter()
             .all(|w| w.takes_part.load(Ordering::Relaxed)));
     }
+    assert_eq!(s.statistics().unwrap().workers_sat_out, 0);
 }
 
 /// Idle workers keep asking the others for tasks, in turn, all wait long: with two workers, the
