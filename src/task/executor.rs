@@ -78,9 +78,10 @@
 //! anything queued or visible when rank 0 takes a task. Rank 0 then posts the wait's job to the
 //! others (`Recruit::only`), once: to those that take part in this wait (a worker late to leave
 //! an earlier one sits out a while, `laggards.rs`; one that never runs is idle all wait long,
-//! with empty queues, and nobody asks it for work). Each starts in `wait_idle` without counting itself again and,
-//! like any idle worker, leaves idle before it takes a task, so the termination argument above
-//! holds as it is; one that starts after the end finds `done` and leaves. A team task calls
+//! with empty queues, and nobody asks it for work). Each starts in `wait_idle` without counting
+//! itself again and, like any idle worker, leaves idle before it takes a task, so the
+//! termination argument above holds as it is; one that starts after the end finds `done` and
+//! leaves. A team task calls
 //! them in when it is made ready or run, since its team's members must take part. So a wait of
 //! one task, or of tasks that become ready one at a time (a respawn chain, a chain of
 //! dependences), runs on the calling thread alone and costs what it costs with one worker: one
