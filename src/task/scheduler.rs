@@ -126,6 +126,22 @@ impl Shared {
         self.workers.len()
     }
 
+    /// Before a wait: which workers it calls in (`laggards.rs`), counted in the statistics.
+    fn choose_workers(&self, laggards: &Laggards) {
+        let start = Instant::now();
+        let mut sat_out = 0;
+        for w in self.workers.iter() {
+            let takes_part = laggards.takes_part(w.rank, start);
+            sat_out += u64::from(!takes_part);
+            // Relaxed: the posts that call the workers in publish it (`Worker::recruit`).
+            w.takes_part.store(takes_part, Ordering::Relaxed);
+        }
+        self.totals
+            .workers_sat_out
+            .fetch_add(sat_out, Ordering::Relaxed);
+        self.last_to_leave.store(0, Ordering::Relaxed);
+    }
+
     /// Starts an operation from outside the scheduler's workers; `Busy` while a wait runs.
     pub(crate) fn enter_foreign(&self, what: &str) -> Result<ForeignGuard<'_>> {
         self.foreign_ops.fetch_add(1, Ordering::SeqCst);
@@ -402,19 +418,7 @@ impl Scheduler {
         // Not with one worker, nor with teams of several: no clock read in their waits.
         let track = laggards.enabled();
         if track {
-            let start = Instant::now();
-            let mut sat_out = 0;
-            for w in shared.workers.iter() {
-                let takes_part = laggards.takes_part(w.rank, start);
-                sat_out += u64::from(!takes_part);
-                // Relaxed: the posts that call the workers in publish it (`Worker::recruit`).
-                w.takes_part.store(takes_part, Ordering::Relaxed);
-            }
-            shared
-                .totals
-                .workers_sat_out
-                .fetch_add(sat_out, Ordering::Relaxed);
-            shared.last_to_leave.store(0, Ordering::Relaxed);
+            shared.choose_workers(&laggards);
         }
         let lead_left = Cell::new(None);
         {
