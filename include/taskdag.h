@@ -153,12 +153,14 @@
 #define TD_TASK_IDENT_KIND_MASK 4294967040
 
 /**
- * One user reference in `refs`.
+ * One user reference in `refs` (a future).
  */
 #define TD_TASK_USER_REF 1
 
 /**
- * One internal hold in `refs`.
+ * One internal hold in `refs`: a when_all's on a dependence it has yet to examine, or the
+ * executor's on a task's respawn dependence. An entity's hold on itself while it is incomplete
+ * is not counted: its open wait queue is that hold (`wait_queue.rs`, "Who frees an entity").
  */
 #define TD_TASK_INTERNAL_REF 4294967296
 

@@ -10,6 +10,9 @@
 //! - the same with a completer that closes with a plain store once it sees the waiter that held
 //!   the entity's last other reference (`Place::complete`'s path for a task's respawn
 //!   dependence): it takes the waiter once and sees its state;
+//! - who frees an entity (`wait_queue.rs`, "Who frees an entity"): holders releasing their last
+//!   references and holds while the entity completes; exactly one party frees it, and that one
+//!   sees the result and every holder's accesses;
 //! - the queue guard (`queue_guard.rs`): an owner that uses its queue only inside brackets
 //!   (nested or not) and a rescuer that takes from it only under the guard's lock never touch
 //!   the queue at once (loom's cell reports a race otherwise), also when the owner withdraws a
@@ -189,7 +192,8 @@ fn a_waiter_is_either_taken_by_the_completer_or_sees_the_completion() {
         // The completer: writes the result, closes the queue, runs the waiters it got.
         entity.contents.with_mut(|c| unsafe { *c = 42 });
         let list = wait_queue::close(entity.header.wait_head(), Access::Shared)
-            .expect("the queue was closed twice");
+            .expect("the queue was closed twice")
+            .waiters;
         let taken = take_waiters(list, &waiter);
         let pushed = pusher.join().unwrap();
         assert_eq!(
@@ -212,7 +216,8 @@ fn a_waiter_pushed_after_the_completers_peek_is_still_taken_once() {
         entity.contents.with_mut(|c| unsafe { *c = 42 });
         let peeked = wait_queue::has_waiters(entity.header.wait_head());
         let list = wait_queue::close(entity.header.wait_head(), Access::Shared)
-            .expect("the queue was closed twice");
+            .expect("the queue was closed twice")
+            .waiters;
         let taken = take_waiters(list, &waiter);
         assert!(
             taken >= usize::from(peeked),
@@ -239,7 +244,9 @@ fn two_waiters_racing_a_completion_are_each_scheduled_once() {
                 })
             })
             .collect();
-        let list = wait_queue::close(entity.header.wait_head(), Access::Shared).unwrap();
+        let list = wait_queue::close(entity.header.wait_head(), Access::Shared)
+            .unwrap()
+            .waiters;
         let mut taken = Vec::new();
         let mut next = list;
         while let Some(w) = NonNull::new(next) {
@@ -276,7 +283,7 @@ fn a_completer_that_finds_the_sole_waiter_closes_with_a_store() {
                 1
             }
             None => {
-                let list = wait_queue::close(head, Access::Shared).unwrap();
+                let list = wait_queue::close(head, Access::Shared).unwrap().waiters;
                 usize::from(!list.is_null())
             }
         };
@@ -292,6 +299,68 @@ fn a_completer_that_finds_the_sole_waiter_closes_with_a_store() {
         );
         assert!(wait_queue::is_closed(head));
     });
+}
+
+/// The completion of an entity whose holders release their references at the same time
+/// (`wait_queue.rs`, "Who frees an entity"): one holder per entry of `holders` (true: a user
+/// reference, false: an internal hold), each touching the entity before its release. Exactly one
+/// party frees it, and the one that does sees the completer's result and every holder's access
+/// (modelled as a write of both cells, which loom reports as a race otherwise).
+fn completion_racing_releases(holders: &'static [bool]) {
+    check(move || {
+        let entity = Arc::new(Task::new());
+        let user = holders.iter().filter(|&&u| u).count() as u64;
+        entity
+            .header
+            .model_set_refs(user, holders.len() as u64 - user);
+        let used = Arc::new(UnsafeCell::new(0usize));
+        let free = |entity: &Task, used: &UnsafeCell<usize>| {
+            entity.contents.with_mut(|c| unsafe { *c = 0 });
+            used.with_mut(|u| unsafe { *u = 0 });
+        };
+        let releasers: Vec<_> = holders
+            .iter()
+            .map(|&user| {
+                let (entity, used) = (Arc::clone(&entity), Arc::clone(&used));
+                thread::spawn(move || {
+                    used.with(|u| unsafe { *u });
+                    let frees = entity.header.model_release(user);
+                    if frees {
+                        free(&entity, &used);
+                    }
+                    frees
+                })
+            })
+            .collect();
+        entity.contents.with_mut(|c| unsafe { *c = 42 });
+        let closed = wait_queue::close(entity.header.wait_head(), Access::Shared)
+            .expect("the queue was closed twice");
+        assert!(closed.waiters.is_null());
+        if closed.orphaned {
+            free(&entity, &used);
+        }
+        let frees = usize::from(closed.orphaned)
+            + releasers
+                .into_iter()
+                .map(|r| usize::from(r.join().unwrap()))
+                .sum::<usize>();
+        assert_eq!(frees, 1, "an entity must be freed exactly once");
+    });
+}
+
+#[test]
+fn a_user_reference_released_during_the_completion_frees_the_entity_once() {
+    completion_racing_releases(&[true]);
+}
+
+#[test]
+fn an_internal_hold_released_during_the_completion_frees_the_entity_once() {
+    completion_racing_releases(&[false]);
+}
+
+#[test]
+fn two_holders_released_during_the_completion_free_the_entity_once() {
+    completion_racing_releases(&[true, false]);
 }
 
 /// One owner step per bracket (push, or pop the newest), one rescuer taking the oldest.

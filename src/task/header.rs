@@ -10,7 +10,7 @@
 //! | 4 | `flags` | priority, team, dependence kind; bits 8-15: the block's size (lg2) |
 //! | 8 | `refs` | user references (low 32 bits), internal holds (high 32 bits) |
 //! | 16 | `next` | link in the one ready or wait queue the entity is in |
-//! | 24 | `wait` | head of the entity's wait queue; `CLOSED` once complete |
+//! | 24 | `wait` | head of the entity's wait queue (bit 0: nobody holds it); `CLOSED` once complete |
 //! | 32 | `scheduler` | the scheduler that owns the block |
 //! | 40 | `function` | task function (tasks) |
 //! | 48 | `destroy` | destroy callback (tasks) |
@@ -25,12 +25,14 @@
 //! low `TAG_BITS` bits of a header address are free: a future is the address with the
 //! generation of the entity in them (see `future.rs`).
 //!
-//! References (000 §2.3.1): the block returns to the pool when both halves of `refs` are zero.
-//! User references are those futures hold (spawn and when_all return one; retain adds one).
-//! Internal holds are the scheduler's: one while the entity is incomplete, one per task that
-//! respawned with it as dependence until that task's next run ends, and one per dependence a
-//! when_all still has to examine. Keeping the halves apart lets a release of a future that has no
-//! user reference left be reported instead of taking a reference the scheduler still needs.
+//! References (000 §2.3.1): user references are those futures hold (spawn and when_all return one; retain adds one).
+//! Internal holds are the scheduler's: one per task that respawned with it as dependence until
+//! that task's next run ends, and one per dependence a when_all still has to examine. Keeping the
+//! halves apart lets a release of a future that has no user reference left be reported instead
+//! of taking a reference the scheduler still needs. Being incomplete holds an entity too, but not
+//! in `refs`: its open wait queue is that hold, so that a completion costs one atomic
+//! read-modify-write (the close) and not a second one for a count (`wait_queue.rs`, "Who frees
+//! an entity"). The block returns to the pool once the entity is complete and `refs` is zero.
 
 use super::scheduler::Shared;
 use crate::priority::Priority;
@@ -68,9 +70,11 @@ pub const IDENT_FREED: u32 = 0x7464_4600; // "tdF"
 /// Mask of the kind part of `ident`.
 pub const IDENT_KIND_MASK: u32 = 0xffff_ff00;
 
-/// One user reference in `refs`.
+/// One user reference in `refs` (a future).
 pub const USER_REF: u64 = 1;
-/// One internal hold in `refs`.
+/// One internal hold in `refs`: a when_all's on a dependence it has yet to examine, or the
+/// executor's on a task's respawn dependence. An entity's hold on itself while it is incomplete
+/// is not counted: its open wait queue is that hold (`wait_queue.rs`, "Who frees an entity").
 pub const INTERNAL_REF: u64 = 0x1_0000_0000;
 const USER_MASK: u64 = INTERNAL_REF - 1;
 
@@ -180,7 +184,7 @@ impl TaskHeader {
         Box::new(TaskHeader {
             ident: AtomicU32::new(IDENT_TASK),
             flags: UnsafeCell::new(Priority::Regular.index() as u32),
-            refs: AtomicU64::new(INTERNAL_REF),
+            refs: AtomicU64::new(0),
             next: AtomicPtr::new(std::ptr::null_mut()),
             wait: AtomicPtr::new(std::ptr::null_mut()),
             scheduler: std::ptr::null(),
@@ -192,6 +196,24 @@ impl TaskHeader {
             scan: UnsafeCell::new(0),
             retained: UnsafeCell::new(0),
         })
+    }
+
+    /// Model checks: the entity gets `user` references and `internal` holds.
+    #[doc(hidden)]
+    pub fn model_set_refs(&self, user: u64, internal: u64) {
+        self.refs
+            .store(user * USER_REF + internal * INTERNAL_REF, Ordering::Relaxed);
+    }
+
+    /// Model checks: `release_user` or `release_internal` under shared access; whether the
+    /// caller must free the entity.
+    #[doc(hidden)]
+    pub fn model_release(&self, user: bool) -> bool {
+        if user {
+            self.release_user(Access::Shared) == Ok(true)
+        } else {
+            self.release_internal(Access::Shared)
+        }
     }
 
     /// The head of the entity's wait queue, for model checks.
@@ -380,8 +402,9 @@ impl TaskHeader {
         }
     }
 
-    /// Drops one user reference. `Ok(true)` when it was the last reference of either kind, so the
-    /// caller must free the block; `Err(())` when no user reference was left (nothing changes).
+    /// Drops one user reference. `Ok(true)` when the caller must free the block: it was the last
+    /// reference or hold and the entity is complete (otherwise the completer frees it,
+    /// `wait_queue::orphan`); `Err(())` when no user reference was left (nothing changes).
     #[inline]
     pub(crate) fn release_user(&self, access: Access) -> Result<bool, ()> {
         match access {
@@ -391,7 +414,7 @@ impl TaskHeader {
                     return Err(());
                 }
                 self.refs.store(v - USER_REF, Ordering::Relaxed);
-                Ok(v == USER_REF)
+                Ok(v == USER_REF && super::wait_queue::orphan(&self.wait, access))
             }
             Access::Shared => {
                 // Acquire: when this is the sole reference, the caller frees the block and must
@@ -401,8 +424,9 @@ impl TaskHeader {
                     if v & USER_MASK == 0 {
                         return Err(());
                     }
-                    if v == USER_REF {
-                        // The caller holds the only reference: nobody else can change the count.
+                    if v == USER_REF && self.is_complete() {
+                        // The only reference of a complete entity: nobody else can reach it, and
+                        // its completer is done with it (the Acquire load of the closed queue).
                         return Ok(true);
                     }
                     // Release: this holder's accesses happen-before the free by the last one.
@@ -412,6 +436,10 @@ impl TaskHeader {
                         Ordering::Release,
                         Ordering::Acquire,
                     ) {
+                        Ok(_) if v == USER_REF => {
+                            fence(Ordering::Acquire);
+                            return Ok(super::wait_queue::orphan(&self.wait, access));
+                        }
                         Ok(_) => return Ok(false),
                         Err(now) => v = now,
                     }
@@ -420,7 +448,8 @@ impl TaskHeader {
         }
     }
 
-    /// Drops one internal hold; `true` when it was the last reference, so the caller must free.
+    /// Drops one internal hold; `true` when the caller must free the block (as for
+    /// `release_user`).
     #[inline]
     pub(crate) fn release_internal(&self, access: Access) -> bool {
         match access {
@@ -428,17 +457,17 @@ impl TaskHeader {
                 let v = self.refs.load(Ordering::Relaxed);
                 debug_assert!(v >= INTERNAL_REF, "internal hold released twice");
                 self.refs.store(v - INTERNAL_REF, Ordering::Relaxed);
-                v == INTERNAL_REF
+                v == INTERNAL_REF && super::wait_queue::orphan(&self.wait, access)
             }
             Access::Shared => {
                 // Acquire on the fast path, and the fence after the last decrement: the freeing
                 // thread sees every holder's accesses (the pattern of Arc::drop).
-                if self.refs.load(Ordering::Acquire) == INTERNAL_REF {
+                if self.refs.load(Ordering::Acquire) == INTERNAL_REF && self.is_complete() {
                     return true;
                 }
                 if self.refs.fetch_sub(INTERNAL_REF, Ordering::Release) == INTERNAL_REF {
                     fence(Ordering::Acquire);
-                    return true;
+                    return super::wait_queue::orphan(&self.wait, access);
                 }
                 false
             }
@@ -528,8 +557,11 @@ mod tests {
 
     #[test]
     fn user_and_internal_references_are_counted_apart() {
-        let h = TaskHeader::for_model();
         for access in [Access::Shared, Access::Exclusive] {
+            // A complete entity: the last release of either kind frees it.
+            let h = TaskHeader::for_model();
+            h.wait
+                .store(super::super::wait_queue::closed(), Ordering::Relaxed);
             h.refs.store(USER_REF + INTERNAL_REF, Ordering::Relaxed);
             assert_eq!(h.release_user(access), Ok(false));
             assert_eq!(h.release_user(access), Err(()), "no user reference is left");
@@ -538,6 +570,37 @@ mod tests {
             h.add_ref(USER_REF, access);
             assert_eq!(h.user_refs(), 1);
             assert!(!h.release_internal(access));
+            assert_eq!(h.release_user(access), Ok(true));
+        }
+    }
+
+    #[test]
+    fn the_last_release_of_an_incomplete_entity_leaves_the_free_to_its_completer() {
+        use super::super::wait_queue;
+        for access in [Access::Shared, Access::Exclusive] {
+            for user in [true, false] {
+                let h = TaskHeader::for_model();
+                h.refs.store(
+                    if user { USER_REF } else { INTERNAL_REF },
+                    Ordering::Relaxed,
+                );
+                let free = if user {
+                    h.release_user(access).unwrap()
+                } else {
+                    h.release_internal(access)
+                };
+                assert!(!free, "an incomplete entity was freed by its last holder");
+                let closed = wait_queue::close(&h.wait, access).unwrap();
+                assert!(closed.waiters.is_null());
+                assert!(
+                    closed.orphaned,
+                    "the completer was not told to free the entity"
+                );
+            }
+            // A completion that finds holders left does not free.
+            let h = TaskHeader::for_model();
+            h.refs.store(USER_REF, Ordering::Relaxed);
+            assert!(!wait_queue::close(&h.wait, access).unwrap().orphaned);
             assert_eq!(h.release_user(access), Ok(true));
         }
     }

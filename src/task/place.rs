@@ -8,7 +8,7 @@
 //! completing an entity (Fig. 3.6), and releasing references down to freeing the block.
 
 use super::block_cache::{return_to_pool, size_lg2};
-use super::header::{Access, Kind, TaskHeader, INTERNAL_REF, USER_REF};
+use super::header::{Access, Kind, TaskHeader, USER_REF};
 use super::scheduler::{ForeignGuard, Shared, ANY_READY};
 use super::statistics::ALIVE_FLUSH;
 use super::wait_queue;
@@ -339,7 +339,7 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// Drops an internal hold; frees the entity if it was the last reference.
+    /// Drops an internal hold; frees the entity if it was the last reference of a complete one.
     #[inline(always)]
     pub(crate) fn release_internal(&self, entity: NonNull<TaskHeader>) {
         // SAFETY: the caller owns the hold, so the entity is alive.
@@ -486,7 +486,7 @@ impl<'a> Place<'a> {
     }
 
     /// Completes a task whose destroy callback has run (002 Fig. 3.6): closes its wait queue,
-    /// schedules every waiter, and drops the hold it had while incomplete. Completed tasks are
+    /// schedules every waiter, which ends the hold it had while incomplete. Completed tasks are
     /// not counted: every run of a task ends in a respawn or here, so they are the executions
     /// less the respawns (`Totals::add`). Inlined into the executor with the scan of a when_all
     /// waiting on the task and that when_all's usual completion: from a task's end to its
@@ -507,12 +507,17 @@ impl<'a> Place<'a> {
     /// The rest of `complete` once the entity is known not to end as a respawn dependence.
     #[inline(always)]
     fn close_and_schedule(&self, entity: NonNull<TaskHeader>) {
-        // SAFETY: the incomplete hold keeps the entity alive until the release at the end.
+        // SAFETY: the incomplete hold (the open queue) keeps the entity alive until the close.
         let e = unsafe { entity.as_ref() };
-        let waiters = wait_queue::close(&e.wait, self.access);
-        debug_assert!(waiters.is_some(), "an entity completed twice");
-        self.schedule_waiters(waiters.unwrap_or(std::ptr::null_mut()));
-        self.release_internal(entity);
+        let closed = wait_queue::close(&e.wait, self.access);
+        debug_assert!(closed.is_some(), "an entity completed twice");
+        // The entity is not touched again unless nobody else holds it (`Closed`).
+        if let Some(closed) = closed {
+            self.schedule_waiters(closed.waiters);
+            if closed.orphaned {
+                self.free(entity);
+            }
+        }
     }
 
     /// `complete` for a task whose destroy callback has run, with the case of a task nobody
@@ -521,19 +526,24 @@ impl<'a> Place<'a> {
     /// runs before a spawn and completes before its parent creates the when_all).
     #[inline(always)]
     pub(crate) fn complete_task(&self, task: NonNull<TaskHeader>) {
-        // SAFETY: the incomplete hold keeps the task alive until the release at the end.
+        // SAFETY: the incomplete hold (the open queue) keeps the task alive until the close.
         let t = unsafe { task.as_ref() };
         if wait_queue::has_waiters(&t.wait) {
             self.complete(task);
             return;
         }
-        let waiters = wait_queue::close(&t.wait, self.access);
-        debug_assert!(waiters.is_some(), "a task completed twice");
-        if let Some(first) = waiters.and_then(NonNull::new) {
-            // Waiters pushed between the look above and the close (shared access only).
-            self.out_of_line(|place| place.schedule_waiters(first.as_ptr()));
+        let closed = wait_queue::close(&t.wait, self.access);
+        debug_assert!(closed.is_some(), "a task completed twice");
+        // The task is not touched again unless nobody else holds it (`Closed`).
+        if let Some(closed) = closed {
+            if let Some(first) = NonNull::new(closed.waiters) {
+                // Waiters pushed between the look above and the close (shared access only).
+                self.out_of_line(|place| place.schedule_waiters(first.as_ptr()));
+            }
+            if closed.orphaned {
+                self.free(task);
+            }
         }
-        self.release_internal(task);
     }
 
     /// Schedules the waiters of a list `close` returned.
@@ -554,8 +564,8 @@ impl<'a> Place<'a> {
     /// The usual end of a when_all (000 Fig. 3.4: a task respawns on it and releases its future),
     /// without an atomic read-modify-write: when the entity's only waiter is a task that holds
     /// the entity's only user reference as its respawn dependence (taken over from its release,
-    /// see `Respawn`), and no other reference or hold exists (`refs` is that user reference and
-    /// the incomplete hold), nobody else can reach the entity: a new reference is only made from
+    /// see `Respawn`), and no other reference or hold exists (`refs` is that user reference; the
+    /// entity's own hold is its open queue), nobody else can reach the entity: a new reference is only made from
     /// an existing one, and the waiter is not running (its pusher is done with it; it is ours
     /// until we schedule it). So nobody can push onto the wait queue, which a plain store closes,
     /// and the waiter is done with the entity before it runs again: both references go now and
@@ -578,7 +588,7 @@ impl<'a> Place<'a> {
         // null from `init`), so the kind need not be tested.
         let reachable = unsafe { w.dependence() } != entity.as_ptr()
             || !unsafe { w.dependence_is_user() }
-            || !e.refs_are(USER_REF + INTERNAL_REF);
+            || !e.refs_are(USER_REF);
         if reachable {
             return false;
         }

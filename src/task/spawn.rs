@@ -5,7 +5,7 @@ use super::bytes;
 use super::future::Future;
 use super::header::{
     round_up_to_state_align, task_bytes, Access, DestroyFunction, HeaderInit, InitFunction, Kind,
-    TaskFunction, TaskHeader, HEADER_BYTES, INTERNAL_REF, USER_REF,
+    TaskFunction, TaskHeader, HEADER_BYTES, USER_REF,
 };
 use super::place::{Count, Place};
 use super::scheduler::{Scheduler, Shared};
@@ -165,7 +165,7 @@ unsafe fn spawn_at(
         size: closure.result_size as u32,
         alloc_size: bytes as u32,
         block_lg2,
-        refs: USER_REF + INTERNAL_REF,
+        refs: USER_REF,
     };
     let task = TaskHeader::init(block, &init);
     // A result that is read before the task writes it reads zeros, not old pool contents. The

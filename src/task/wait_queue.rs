@@ -24,6 +24,21 @@
 //! and the completer holds a reference to the entity (see `Place::complete`), a plain store
 //! closes the list. The Acquire load that finds the waiter pairs with its pusher's Release CAS,
 //! as the swap would.
+//!
+//! Who frees an entity (`orphan`, the `ORPHAN` bit): an entity's block goes back once it is
+//! complete and no reference or hold is left (`header.rs`, `refs`). Being incomplete counts as a
+//! hold of its own, but not in `refs`: the queue's state is that hold, so that a completion
+//! costs one read-modify-write, the close, and not a second one to drop a count. A holder that
+//! takes `refs` to zero while the entity may still be incomplete calls `orphan`: if the queue is
+//! closed, the entity is complete and the holder frees it; otherwise it sets the `ORPHAN` bit in
+//! the head with a CAS, and the completer, whose close returns the bit, frees it. The CAS and the
+//! close act on one location, so exactly one of the two happens first and exactly one party
+//! frees. Nobody pushes onto a queue whose head has the bit: a pusher holds a reference while it
+//! pushes, and the bit is set only once none is left. Ordering: the holder's decrement is
+//! Release and its Acquire fence follows the count it read as zero (the pattern of `Arc`), so the
+//! one that frees sees every holder's accesses; the close is AcqRel and the CAS Release, and the
+//! holder that finds the queue closed reads it with Acquire, so the one that frees also sees
+//! the completer's or the last holder's accesses.
 
 use super::header::{Access, TaskHeader};
 use crate::sync::atomic::{AtomicPtr, Ordering};
@@ -36,6 +51,11 @@ pub(crate) fn closed() -> *mut TaskHeader {
     NonNull::<TaskHeader>::dangling().as_ptr()
 }
 
+/// Set in the head of an incomplete entity's queue once no reference or hold is left: the
+/// completer then frees the entity (module comment). Blocks are aligned to 128 bytes and
+/// `closed()` is 8, so the bit is free in every other head value.
+const ORPHAN: usize = 1;
+
 /// Whether the queue at `head` is closed, i.e. its entity is complete.
 #[inline]
 pub fn is_closed(head: &AtomicPtr<TaskHeader>) -> bool {
@@ -47,14 +67,19 @@ pub fn is_closed(head: &AtomicPtr<TaskHeader>) -> bool {
 /// head again with Acquire (`sole_waiter`, `close`).
 #[inline]
 pub fn has_waiters(head: &AtomicPtr<TaskHeader>) -> bool {
-    !head.load(Ordering::Relaxed).is_null()
+    head.load(Ordering::Relaxed) as usize & !ORPHAN != 0
 }
 
 /// The queue's only waiter, if it holds exactly one (it may be pushed onto the queue after this
 /// returns `None`, but once seen it stays: only the completer takes waiters).
 #[inline]
 pub fn sole_waiter(head: &AtomicPtr<TaskHeader>) -> Option<NonNull<TaskHeader>> {
-    let top = NonNull::new(head.load(Ordering::Acquire))?;
+    let top = head.load(Ordering::Acquire);
+    if top as usize & ORPHAN != 0 {
+        // Nobody holds the entity any more: not the case this serves.
+        return None;
+    }
+    let top = NonNull::new(top)?;
     // SAFETY: a listed waiter is alive (its incomplete hold) and its `next` was written before it
     // was pushed (acquired above).
     (top.as_ptr() != closed() && unsafe { next_waiter(top) }.is_null()).then_some(top)
@@ -85,6 +110,10 @@ pub unsafe fn push(
             if top == closed() {
                 return false;
             }
+            debug_assert!(
+                top as usize & ORPHAN == 0,
+                "a push onto an entity nobody holds"
+            );
             waiter_ref.next.store(top, Ordering::Relaxed);
             head.store(waiter.as_ptr(), Ordering::Relaxed);
             true
@@ -95,6 +124,10 @@ pub unsafe fn push(
                 if top == closed() {
                     return false;
                 }
+                debug_assert!(
+                    top as usize & ORPHAN == 0,
+                    "a push onto an entity nobody holds"
+                );
                 // Relaxed: published by the Release CAS below.
                 waiter_ref.next.store(top, Ordering::Relaxed);
                 match head.compare_exchange_weak(
@@ -111,10 +144,18 @@ pub unsafe fn push(
     }
 }
 
-/// Closes the queue at `head` and returns the waiters it held (a list through `next`, ending in
-/// null), or `None` if it was already closed (002 Fig. 3.6 line 5: only one completer wins).
+/// What a close found: the waiters (a list through `next`, ending in null), and whether the
+/// entity was orphaned, so that the completer must free it (module comment).
+pub struct Closed {
+    pub waiters: *mut TaskHeader,
+    pub orphaned: bool,
+}
+
+/// Closes the queue at `head` and returns what it held, or `None` if it was already closed
+/// (002 Fig. 3.6 line 5: only one completer wins). Once it returns, the caller may touch the
+/// entity again only if it was orphaned: a holder may free it as soon as it sees the close.
 #[inline]
-pub fn close(head: &AtomicPtr<TaskHeader>, access: Access) -> Option<*mut TaskHeader> {
+pub fn close(head: &AtomicPtr<TaskHeader>, access: Access) -> Option<Closed> {
     let list = match access {
         Access::Exclusive => {
             let list = head.load(Ordering::Relaxed);
@@ -124,7 +165,49 @@ pub fn close(head: &AtomicPtr<TaskHeader>, access: Access) -> Option<*mut TaskHe
         // AcqRel: see the module comment.
         Access::Shared => head.swap(closed(), Ordering::AcqRel),
     };
-    (list != closed()).then_some(list)
+    (list != closed()).then_some(Closed {
+        waiters: (list as usize & !ORPHAN) as *mut TaskHeader,
+        orphaned: list as usize & ORPHAN != 0,
+    })
+}
+
+/// Called by the holder that took the entity's references and holds to zero: whether the entity
+/// is complete, so that this holder must free it; otherwise the completer will (module
+/// comment).
+#[inline]
+pub fn orphan(head: &AtomicPtr<TaskHeader>, access: Access) -> bool {
+    match access {
+        Access::Exclusive => {
+            let top = head.load(Ordering::Relaxed);
+            if top == closed() {
+                return true;
+            }
+            head.store(
+                (top as usize | ORPHAN) as *mut TaskHeader,
+                Ordering::Relaxed,
+            );
+            false
+        }
+        Access::Shared => {
+            // Acquire: a close seen here happened-before the free (module comment).
+            let mut top = head.load(Ordering::Acquire);
+            loop {
+                if top == closed() {
+                    return true;
+                }
+                // Release: this holder's accesses happen-before the completer's free.
+                match head.compare_exchange_weak(
+                    top,
+                    (top as usize | ORPHAN) as *mut TaskHeader,
+                    Ordering::Release,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => return false,
+                    Err(now) => top = now,
+                }
+            }
+        }
+    }
 }
 
 /// The waiter after `waiter` in a list returned by `close`.

@@ -116,7 +116,7 @@ fn build_block(
         size: count as u32,
         alloc_size: bytes as u32,
         block_lg2,
-        refs: result_ref + INTERNAL_REF,
+        refs: result_ref,
     };
     // SAFETY: a fresh block of `bytes` bytes, ours.
     let w = unsafe { TaskHeader::init(block, &init) };
