@@ -104,18 +104,33 @@ pub unsafe fn push(
     access: Access,
 ) -> bool {
     let waiter_ref = waiter.as_ref();
+    update_open(head, access, |top| {
+        debug_assert!(
+            top as usize & ORPHAN == 0,
+            "a push onto an entity nobody holds"
+        );
+        // Relaxed: published by the Release of the head's update.
+        waiter_ref.next.store(top, Ordering::Relaxed);
+        waiter.as_ptr()
+    })
+}
+
+/// Replaces the head of an open queue with `new_head(head)`, with a Release compare-exchange
+/// under shared access; `false`, changing nothing, when the queue is closed (its Acquire load
+/// then sees what the completer did before the close). `new_head` may run more than once.
+#[inline(always)]
+fn update_open(
+    head: &AtomicPtr<TaskHeader>,
+    access: Access,
+    mut new_head: impl FnMut(*mut TaskHeader) -> *mut TaskHeader,
+) -> bool {
     match access {
         Access::Exclusive => {
             let top = head.load(Ordering::Relaxed);
             if top == closed() {
                 return false;
             }
-            debug_assert!(
-                top as usize & ORPHAN == 0,
-                "a push onto an entity nobody holds"
-            );
-            waiter_ref.next.store(top, Ordering::Relaxed);
-            head.store(waiter.as_ptr(), Ordering::Relaxed);
+            head.store(new_head(top), Ordering::Relaxed);
             true
         }
         Access::Shared => {
@@ -124,15 +139,9 @@ pub unsafe fn push(
                 if top == closed() {
                     return false;
                 }
-                debug_assert!(
-                    top as usize & ORPHAN == 0,
-                    "a push onto an entity nobody holds"
-                );
-                // Relaxed: published by the Release CAS below.
-                waiter_ref.next.store(top, Ordering::Relaxed);
                 match head.compare_exchange_weak(
                     top,
-                    waiter.as_ptr(),
+                    new_head(top),
                     Ordering::Release,
                     Ordering::Acquire,
                 ) {
@@ -176,38 +185,11 @@ pub fn close(head: &AtomicPtr<TaskHeader>, access: Access) -> Option<Closed> {
 /// comment).
 #[inline]
 pub fn orphan(head: &AtomicPtr<TaskHeader>, access: Access) -> bool {
-    match access {
-        Access::Exclusive => {
-            let top = head.load(Ordering::Relaxed);
-            if top == closed() {
-                return true;
-            }
-            head.store(
-                (top as usize | ORPHAN) as *mut TaskHeader,
-                Ordering::Relaxed,
-            );
-            false
-        }
-        Access::Shared => {
-            // Acquire: a close seen here happened-before the free (module comment).
-            let mut top = head.load(Ordering::Acquire);
-            loop {
-                if top == closed() {
-                    return true;
-                }
-                // Release: this holder's accesses happen-before the completer's free.
-                match head.compare_exchange_weak(
-                    top,
-                    (top as usize | ORPHAN) as *mut TaskHeader,
-                    Ordering::Release,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => return false,
-                    Err(now) => top = now,
-                }
-            }
-        }
-    }
+    // The Acquire of a closed head orders the free after the completer's accesses, the
+    // Release of the update this holder's before the completer's free (module comment).
+    !update_open(head, access, |top| {
+        (top as usize | ORPHAN) as *mut TaskHeader
+    })
 }
 
 /// The waiter after `waiter` in a list returned by `close`.
