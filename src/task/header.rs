@@ -10,7 +10,7 @@
 //! | 4 | `flags` | priority, team, dependence kind; bits 8-15: the block's size (lg2) |
 //! | 8 | `refs` | user references (low 32 bits), internal holds (high 32 bits) |
 //! | 16 | `next` | link in the one ready or wait queue the entity is in |
-//! | 24 | `wait` | head of the entity's wait queue (bit 0: nobody holds it); `CLOSED` once complete |
+//! | 24 | `wait` | head of the entity's wait queue (bit 0: nobody holds it); `CLOSED` once done |
 //! | 32 | `scheduler` | the scheduler that owns the block |
 //! | 40 | `function` | task function (tasks) |
 //! | 48 | `destroy` | destroy callback (tasks) |
@@ -25,14 +25,15 @@
 //! low `TAG_BITS` bits of a header address are free: a future is the address with the
 //! generation of the entity in them (see `future.rs`).
 //!
-//! References (000 §2.3.1): user references are those futures hold (spawn and when_all return one; retain adds one).
-//! Internal holds are the scheduler's: one per task that respawned with it as dependence until
-//! that task's next run ends, and one per dependence a when_all still has to examine. Keeping the
-//! halves apart lets a release of a future that has no user reference left be reported instead
-//! of taking a reference the scheduler still needs. Being incomplete holds an entity too, but not
-//! in `refs`: its open wait queue is that hold, so that a completion costs one atomic
-//! read-modify-write (the close) and not a second one for a count (`wait_queue.rs`, "Who frees
-//! an entity"). The block returns to the pool once the entity is complete and `refs` is zero.
+//! References (000 §2.3.1): user references are those futures hold (spawn and when_all return
+//! one; retain adds one). Internal holds are the scheduler's: one per task that respawned with
+//! the entity as dependence until that task's next run ends, and one per dependence a when_all
+//! still has to examine. Keeping the halves apart lets a release of a future that has no user
+//! reference left be reported instead of taking a reference the scheduler still needs. Being
+//! incomplete holds an entity too, but not in `refs`: its open wait queue is that hold, so that a
+//! completion costs one atomic read-modify-write (the close) and not a second one for a count
+//! (`wait_queue.rs`, "Who frees an entity"). The block returns to the pool once the entity is
+//! complete and `refs` is zero.
 
 use super::scheduler::Shared;
 use crate::priority::Priority;

@@ -565,8 +565,9 @@ impl<'a> Place<'a> {
     /// without an atomic read-modify-write: when the entity's only waiter is a task that holds
     /// the entity's only user reference as its respawn dependence (taken over from its release,
     /// see `Respawn`), and no other reference or hold exists (`refs` is that user reference; the
-    /// entity's own hold is its open queue), nobody else can reach the entity: a new reference is only made from
-    /// an existing one, and the waiter is not running (its pusher is done with it; it is ours
+    /// entity's own hold is its open queue), nobody else can reach the entity: a new reference
+    /// is only made from an existing one, and the waiter is not running (its pusher is done with
+    /// it; it is ours
     /// until we schedule it). So nobody can push onto the wait queue, which a plain store closes,
     /// and the waiter is done with the entity before it runs again: both references go now and
     /// the entity is freed, instead of one release here and one after the waiter's next run.
