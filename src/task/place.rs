@@ -562,19 +562,18 @@ impl<'a> Place<'a> {
     }
 
     /// The usual end of a when_all (000 Fig. 3.4: a task respawns on it and releases its future),
-    /// without an atomic read-modify-write: when the entity's only waiter is a task that holds
-    /// the entity's only user reference as its respawn dependence (taken over from its release,
-    /// see `Respawn`), and no other reference or hold exists (`refs` is that user reference; the
-    /// entity's own hold is its open queue), nobody else can reach the entity: a new reference
-    /// is only made from an existing one, and the waiter is not running (its pusher is done with
-    /// it; it is ours
-    /// until we schedule it). So nobody can push onto the wait queue, which a plain store closes,
-    /// and the waiter is done with the entity before it runs again: both references go now and
-    /// the entity is freed, instead of one release here and one after the waiter's next run.
-    /// Ordering: the Acquire load of the waiter (`sole_waiter`) pairs with the waiter's Release
-    /// push, and the Acquire load of `refs` with the Release of every earlier holder's release,
-    /// so the free happens after all their accesses, as `release_internal`'s would. Returns
-    /// whether it completed the entity.
+    /// without an atomic read-modify-write: when the entity's only waiter is a task that holds the
+    /// entity's only user reference as its respawn dependence (taken over from its release, see
+    /// `Respawn`), and no other reference or hold exists (`refs` is that user reference; the
+    /// entity's own hold is its open queue), nobody else can reach the entity: a new reference is
+    /// only made from an existing one, and the waiter is not running (its pusher is done with it;
+    /// it is ours until we schedule it). So nobody can push onto the wait queue, which a plain
+    /// store closes, and the waiter is done with the entity before it runs again: both references
+    /// go now and the entity is freed, instead of one release here and one after the waiter's next
+    /// run. Ordering: the Acquire load of the waiter (`sole_waiter`) pairs with the waiter's
+    /// Release push, and the Acquire load of `refs` with the Release of every earlier holder's
+    /// release, so the free happens after all their accesses, as `release_internal`'s would.
+    /// Returns whether it completed the entity.
     #[inline(always)]
     fn complete_respawn_dependence(&self, entity: NonNull<TaskHeader>) -> bool {
         // SAFETY: as in `complete`.
