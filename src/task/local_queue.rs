@@ -62,11 +62,28 @@ impl Ring {
     /// `len > 0`.
     #[inline(always)]
     unsafe fn pop_back_unchecked(&mut self) -> NonNull<TaskHeader> {
+        self.pop_back_unchecked_if(|_| true).unwrap_unchecked()
+    }
+
+    /// `pop_back_unchecked` if `wanted` says yes to the task it would return; else the ring
+    /// stays as it is. The slot is found once, for the test and the pop.
+    ///
+    /// # Safety
+    /// `len > 0`.
+    #[inline(always)]
+    unsafe fn pop_back_unchecked_if(
+        &mut self,
+        wanted: impl Fn(*mut TaskHeader) -> bool,
+    ) -> Option<NonNull<TaskHeader>> {
         debug_assert!(self.len > 0);
-        self.len -= 1;
-        let i = (self.head + self.len) & self.mask();
+        let len = self.len - 1;
         // SAFETY: as in `push_back`; the slot holds a task (non-null) pushed there.
-        NonNull::new_unchecked(*self.slots.get_unchecked(i))
+        let task = *self.slots.get_unchecked((self.head + len) & self.mask());
+        if !wanted(task) {
+            return None;
+        }
+        self.len = len;
+        Some(NonNull::new_unchecked(task))
     }
 
     fn pop_front(&mut self) -> Option<NonNull<TaskHeader>> {
@@ -163,25 +180,11 @@ impl LocalQueues {
         if p != 0 && shared_may_hold {
             return None;
         }
-        // The slot is found once, for the test and the pop: a look at the newest task followed
-        // by `pop_nonempty` found it twice, 22 instructions per Fibonacci node of a wait with
-        // several workers (callgrind of F(22) on one worker given their code by an experiment
-        // switch: 839 -> 817).
-        let queue = &mut self.queues[p];
-        debug_assert!(queue.len > 0);
-        let len = queue.len - 1;
-        let i = (queue.head + len) & queue.mask();
-        // SAFETY: its bit is set, so the queue holds a task, in slot `i` (masked by capacity - 1).
-        let task = unsafe { *queue.slots.get_unchecked(i) };
-        if !wanted(task) {
-            return None;
-        }
-        queue.len = len;
-        if len == 0 {
-            self.nonempty &= !(1 << p);
-        }
-        // SAFETY: a queued task is not null.
-        Some(unsafe { NonNull::new_unchecked(task) })
+        // One look at the newest task's slot (`Ring::pop_back_unchecked_if`): a look followed
+        // by a pop found it twice, 22 instructions per Fibonacci node of a wait with several
+        // workers (callgrind of F(22) on one worker given their code by an experiment switch:
+        // 839 -> 817). SAFETY: its bit is set.
+        unsafe { self.pop_nonempty_if(p, wanted) }
     }
 
     /// The newest task of priority index `p`, without a test of its queue's length.
@@ -190,12 +193,26 @@ impl LocalQueues {
     /// Bit `p` of `nonempty` is set, so the queue holds a task.
     #[inline(always)]
     unsafe fn pop_nonempty(&mut self, p: usize) -> NonNull<TaskHeader> {
+        self.pop_nonempty_if(p, |_| true).unwrap_unchecked()
+    }
+
+    /// `pop_nonempty` if `wanted` says yes to the task it would return; else the queues stay as
+    /// they are.
+    ///
+    /// # Safety
+    /// As for `pop_nonempty`.
+    #[inline(always)]
+    unsafe fn pop_nonempty_if(
+        &mut self,
+        p: usize,
+        wanted: impl Fn(*mut TaskHeader) -> bool,
+    ) -> Option<NonNull<TaskHeader>> {
         let queue = &mut self.queues[p];
-        let task = queue.pop_back_unchecked();
+        let task = queue.pop_back_unchecked_if(wanted)?;
         if queue.len == 0 {
             self.nonempty &= !(1 << p);
         }
-        task
+        Some(task)
     }
 
     #[inline(always)]
