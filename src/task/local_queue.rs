@@ -47,26 +47,8 @@ impl Ring {
         self.len += 1;
     }
 
-    #[inline(always)]
-    fn pop_back(&mut self) -> Option<NonNull<TaskHeader>> {
-        if self.len == 0 {
-            return None;
-        }
-        // SAFETY: the ring holds a task.
-        Some(unsafe { self.pop_back_unchecked() })
-    }
-
-    /// `pop_back` of a ring known to hold a task.
-    ///
-    /// # Safety
-    /// `len > 0`.
-    #[inline(always)]
-    unsafe fn pop_back_unchecked(&mut self) -> NonNull<TaskHeader> {
-        self.pop_back_unchecked_if(|_| true).unwrap_unchecked()
-    }
-
-    /// `pop_back_unchecked` if `wanted` says yes to the task it would return; else the ring
-    /// stays as it is. The slot is found once, for the test and the pop.
+    /// The newest task, if `wanted` says yes to it; else the ring stays as it is. The slot is
+    /// found once, for the test and the pop.
     ///
     /// # Safety
     /// `len > 0`.
@@ -147,8 +129,7 @@ impl LocalQueues {
     /// The newest High task, if any.
     #[inline(always)]
     pub(crate) fn pop_high(&mut self) -> Option<NonNull<TaskHeader>> {
-        // SAFETY: tested non-empty.
-        (self.nonempty & 1 != 0).then(|| unsafe { self.pop_nonempty(0) })
+        self.pop_index(Priority::High.index())
     }
 
     /// The newest task of the highest non-empty priority.
@@ -217,12 +198,8 @@ impl LocalQueues {
 
     #[inline(always)]
     fn pop_index(&mut self, p: usize) -> Option<NonNull<TaskHeader>> {
-        let queue = &mut self.queues[p];
-        let task = queue.pop_back()?;
-        if queue.len == 0 {
-            self.nonempty &= !(1 << p);
-        }
-        Some(task)
+        // SAFETY: tested non-empty.
+        (self.nonempty & (1 << p) != 0).then(|| unsafe { self.pop_nonempty(p) })
     }
 
     /// The oldest task of the highest priority that has one, with its priority.
