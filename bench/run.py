@@ -284,7 +284,8 @@ BENCHMARKS: list[Benchmark] = [
         description=(
             "F(n) with one task per call (000 §3.2.4; 2 F(n+1) - 1 nodes). taskdag: 000 Fig. "
             "3.4 through the C API: F(k-2) spawned at high priority, F(k-1) at regular, the "
-            "task respawns on their when_all (td_task_respawn_when_all) and adds their results "
+            "task respawns on their when_all (td_task_respawn_when_all_private: the children's "
+            "futures are the task's own) and adds their results "
             "on its second run "
             "(every node is one spawn; each node with n > 1 also makes one when_all and one "
             "respawn); td_initialize with T "
@@ -298,7 +299,12 @@ BENCHMARKS: list[Benchmark] = [
             Impl("taskdag", "bench_fib_taskdag", ours=True),
             Impl("taskdag-when-all", "bench_fib_taskdag_when_all",
                  note="taskdag with Fig. 3.4's own calls: td_when_all, td_task_respawn on its "
-                      "future, td_future_release (taskdag's figure uses td_task_respawn_when_all)"),
+                      "future, td_future_release (taskdag's figure uses "
+                      "td_task_respawn_when_all_private)"),
+            Impl("taskdag-borrowed", "bench_fib_taskdag_borrowed",
+                 note="taskdag with td_task_respawn_when_all, whose futures other tasks may use "
+                      "through the caller's references meanwhile (its completions of run-ahead "
+                      "children take an atomic exchange each)"),
             Impl("kokkos", "bench_fib_kokkos", max_threads=1,
                  note="Kokkos TaskScheduler<Serial> (the packaged Kokkos 3.4 has the Serial "
                       "back-end alone): 1 thread only"),

@@ -6,9 +6,12 @@
  * respawns itself once both have completed, and on its second run adds their results. Its
  * destroy callback releases the children's futures when it completes (002 §2.2.5).
  *
- * The respawn is td_task_respawn_when_all: Fig. 3.4's respawn on the when_all of the children
- * in one call, which makes no future and, when only one child is still incomplete (the usual
- * case on one worker), no when_all either. The three-call form it replaces:
+ * The respawn is td_task_respawn_when_all_private: Fig. 3.4's respawn on the when_all of the
+ * children in one call, which makes no future and, when only one child is still incomplete (the
+ * usual case on one worker), no when_all either. "Private": the children's futures are this
+ * task's own (no other task waits on them through its references), so with several workers the
+ * children the call runs ahead complete without an atomic read-modify-write. The three-call form
+ * it replaces:
  *     td_future *all = td_when_all(td_task_scheduler(ctx), s->child, 2);
  *     td_task_respawn(ctx, all, TD_PRIORITY_HIGH);
  *     td_future_release(all);
@@ -84,7 +87,7 @@ static void fib_task(td_task_ctx *ctx, void *state)
             *result = -1;
             return;
         }
-        td_status st = td_task_respawn_when_all(ctx, s->child, 2, TD_PRIORITY_HIGH);
+        td_status st = td_task_respawn_when_all_private(ctx, s->child, 2, TD_PRIORITY_HIGH);
         if (st == TD_ERROR_POOL_EXHAUSTED) {
             *result = -1; /* no room for the when_all: this task completes now */
             return;

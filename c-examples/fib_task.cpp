@@ -23,8 +23,9 @@ taskdag::future<long> spawn_fib(Spawner& spawner, long n, taskdag::priority p) {
                          if (!child[0].is_null()) return child[0].get() + child[1].get();
                          child[0] = spawn_fib(ctx, n - 2, taskdag::priority::high);
                          child[1] = spawn_fib(ctx, n - 1, taskdag::priority::regular);
-                         // Fig. 3.4's respawn(when_all(...)) in one call, no future made.
-                         ctx.respawn_when_all(taskdag::priority::high, child[0], child[1]);
+                         // Fig. 3.4's respawn(when_all(...)) in one call, no future made; the
+                         // children are this task's own (no other task uses its futures).
+                         ctx.respawn_when_all_private(taskdag::priority::high, child[0], child[1]);
                          return 0;  // overwritten by the second run
                        });
 }

@@ -42,8 +42,9 @@ contains
       child%n = s%n - 1
       s%child(2) = taskdag_task_spawn(ctx, task, c_loc(child), c_sizeof(child), &
                                       c_sizeof(result), destroy=destroy)
-      ! Fig. 3.4's respawn(when_all(...)) in one call, no future made.
-      call taskdag_task_respawn_when_all(ctx, s%child, TD_PRIORITY_HIGH)
+      ! Fig. 3.4's respawn(when_all(...)) in one call, no future made; the children are this
+      ! task's own (no other task uses its futures).
+      call taskdag_task_respawn_when_all_private(ctx, s%child, TD_PRIORITY_HIGH)
     end if
   end subroutine fib_task
 

@@ -137,10 +137,12 @@ inline void fib_destroy(void* state) {
 }
 
 // How a Fibonacci task waits for its children: 000 Fig. 3.4's td_when_all, td_task_respawn on
-// its future and td_future_release, or td_task_respawn_when_all, the same in one call.
-enum class fib_join { when_all_then_respawn, respawn_when_all };
+// its future and td_future_release, or td_task_respawn_when_all, the same in one call, or
+// td_task_respawn_when_all_private (the children are the task's own).
+enum class fib_join { when_all_then_respawn, respawn_when_all, respawn_when_all_private };
 
-// Spawns or respawns that failed in fib_task_with<fib_join::respawn_when_all>.
+// Spawns or respawns that failed in fib_task_with<fib_join::respawn_when_all> and
+// fib_task_with<fib_join::respawn_when_all_private>.
 inline std::atomic<int> fib_failures{0};
 
 template <fib_join Join>
@@ -164,9 +166,11 @@ void fib_task_with(td_task_ctx* ctx, void* state) {
     child.n = s->n - 1;
     p.priority = TD_PRIORITY_REGULAR;
     s->child[1] = td_task_spawn(ctx, &p, &c);
-    if constexpr (Join == fib_join::respawn_when_all) {
+    if constexpr (Join != fib_join::when_all_then_respawn) {
+      const auto respawn = Join == fib_join::respawn_when_all ? td_task_respawn_when_all
+                                                               : td_task_respawn_when_all_private;
       if (s->child[0] == nullptr || s->child[1] == nullptr ||
-          td_task_respawn_when_all(ctx, s->child, 2, TD_PRIORITY_HIGH) != TD_OK) {
+          respawn(ctx, s->child, 2, TD_PRIORITY_HIGH) != TD_OK) {
         fib_failures++;
       }
     } else {

@@ -24,17 +24,24 @@ taskdag::future<long> spawn_fib(Spawner& spawner, long n, taskdag::priority p) {
                        });
 }
 
-// The same with task_context::respawn_when_all: 000 Fig. 3.4's respawn(when_all(...)) in one call.
-template <class Spawner>
+// The same with task_context::respawn_when_all: 000 Fig. 3.4's respawn(when_all(...)) in one call;
+// with `Private`, respawn_when_all_private (the children are the task's own).
+template <bool Private = false, class Spawner>
 taskdag::future<long> spawn_fib_fused(Spawner& spawner, long n, taskdag::priority p) {
   return spawner.spawn(taskdag::task_single(p),
                        [n, child = std::array<taskdag::future<long>, 2>{}](
                            taskdag::task_context& ctx) mutable -> long {
                          if (n < 2) return n;
                          if (!child[0].is_null()) return child[0].get() + child[1].get();
-                         child[0] = spawn_fib_fused(ctx, n - 2, taskdag::priority::high);
-                         child[1] = spawn_fib_fused(ctx, n - 1, taskdag::priority::regular);
-                         ctx.respawn_when_all(taskdag::priority::high, child[0], child[1]);
+                         child[0] = spawn_fib_fused<Private>(ctx, n - 2, taskdag::priority::high);
+                         child[1] =
+                             spawn_fib_fused<Private>(ctx, n - 1, taskdag::priority::regular);
+                         if constexpr (Private) {
+                           ctx.respawn_when_all_private(taskdag::priority::high, child[0],
+                                                        child[1]);
+                         } else {
+                           ctx.respawn_when_all(taskdag::priority::high, child[0], child[1]);
+                         }
                          return 0;
                        });
 }
@@ -75,6 +82,44 @@ TEST_CASE("fibonacci with respawn_when_all") {
   CHECK(st.tasks_respawned == 10945);
   CHECK(st.when_alls_created <= st.tasks_respawned);
   CHECK(st.alive == 1);  // f
+}
+
+TEST_CASE("fibonacci and a vector with respawn_when_all_private") {
+  taskdag::memory_pool pool(8 << 20);
+  taskdag::scheduler sched(pool);
+  auto f = spawn_fib_fused<true>(sched, 20, taskdag::priority::regular);
+  auto sum = sched.spawn(taskdag::task_single(),
+                         [parts = std::vector<taskdag::future<int>>()](
+                             taskdag::task_context& ctx) mutable -> int {
+                           if (parts.empty()) {
+                             for (int i = 0; i < 10; ++i) {
+                               parts.push_back(
+                                   ctx.spawn(taskdag::task_single(), [i](auto&) { return i; }));
+                             }
+                             ctx.respawn_when_all_private(parts, taskdag::priority::low);
+                             return -1;
+                           }
+                           int total = 0;
+                           for (const auto& p : parts) total += p.get();
+                           return total;
+                         });
+  std::atomic<int> bad_priority{TD_OK};
+  auto bad = sched.spawn(taskdag::task_single(), [&bad_priority](taskdag::task_context& ctx) {
+    try {
+      ctx.respawn_when_all_private(static_cast<taskdag::priority>(7));
+    } catch (const taskdag::error& e) {
+      bad_priority = e.status();
+    }
+    return 0;
+  });
+  sched.wait();
+  CHECK(f.get() == 6765);
+  CHECK(sum.get() == 45);
+  CHECK(bad_priority.load() == TD_ERROR_INVALID_ARGUMENT);
+  const td_scheduler_stats st = sched.statistics();
+  CHECK(st.tasks_spawned == 21891 + 11 + 1);
+  CHECK(st.tasks_respawned == 10945 + 1);
+  CHECK(st.alive == 3);  // f, sum, bad
 }
 
 TEST_CASE("respawn_when_all over a vector, and failures that throw taskdag::error") {

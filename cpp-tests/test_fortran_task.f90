@@ -1,6 +1,6 @@
 !> Checks of the Fortran task-DAG layer: spawning a bind(c) task with bind(c) state from the
-!> host and from a task, futures with shared ownership, when_all, respawn, respawn_when_all,
-!> statistics, and failures reported through `stat`.
+!> host and from a task, futures with shared ownership, when_all, respawn, respawn_when_all (and
+!> its private form), statistics, and failures reported through `stat`.
 module fortran_task_checks
   use, intrinsic :: iso_c_binding
   use taskdag
@@ -14,6 +14,7 @@ module fortran_task_checks
 
   type, bind(c) :: fan_in_state
     integer(c_int64_t) :: runs = 0
+    integer(c_int64_t) :: private = 0  ! 1: taskdag_task_respawn_when_all_private
     type(c_ptr) :: child(4) = c_null_ptr  ! the fourth stays c_null_ptr
   end type fan_in_state
 
@@ -74,7 +75,11 @@ contains
         s%child(i) = taskdag_task_spawn(ctx, double_it, c_loc(child_state), &
                                         c_sizeof(child_state), 8_c_size_t)
       end do
-      call taskdag_task_respawn_when_all(ctx, s%child, TD_PRIORITY_HIGH)
+      if (s%private == 0) then
+        call taskdag_task_respawn_when_all(ctx, s%child, TD_PRIORITY_HIGH)
+      else
+        call taskdag_task_respawn_when_all_private(ctx, s%child, TD_PRIORITY_HIGH)
+      end if
       call taskdag_task_respawn_when_all(ctx, s%child(1:1), stat=second_respawn_stat)
     else
       result = 0
@@ -184,6 +189,21 @@ program test_fortran_task
   call g%release()
   stats = sched%statistics()
   call check(stats%alive == 0, 'respawn_when_all: nothing alive')
+
+  ! The same with the promise that no other task uses the children meanwhile.
+  fan_state%runs = 0
+  fan_state%private = 1
+  fan_state%child = c_null_ptr
+  second_respawn_stat = -1
+  call sched%spawn(f, task, c_loc(fan_state), c_sizeof(fan_state), 8_c_size_t, destroy=destroy)
+  call sched%wait()
+  call check(f%get_int64() == 12, 'respawn_when_all_private: 2*1 + 2*2 + 2*3')
+  call check(second_respawn_stat == TD_ERROR_INVALID_ARGUMENT, &
+             'respawn_when_all_private, then a second respawn: '// &
+             taskdag_status_name(second_respawn_stat))
+  call f%release()
+  stats = sched%statistics()
+  call check(stats%alive == 0, 'respawn_when_all_private: nothing alive')
 
   call sched%release()
   call pool%release()

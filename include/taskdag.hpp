@@ -1810,10 +1810,30 @@ future<void> when_all(td_scheduler* scheduler, const std::vector<future<T>>& fut
   return future<void>::adopt(all);
 }
 
-inline void respawn_when_all(td_task_ctx* ctx, td_future* const* handles, std::size_t count,
-                             priority p) {
-  check(td_task_respawn_when_all(ctx, handles, static_cast<int>(count),
-                                 static_cast<td_priority>(p)));
+// td_task_respawn_when_all or td_task_respawn_when_all_private.
+using respawn_when_all_fn = td_status (*)(td_task_ctx*, td_future* const*, int, td_priority);
+
+inline void respawn_when_all(respawn_when_all_fn fn, td_task_ctx* ctx, td_future* const* handles,
+                             std::size_t count, priority p) {
+  check(fn(ctx, handles, static_cast<int>(count), static_cast<td_priority>(p)));
+}
+
+template <class... Futures>
+void respawn_when_all(respawn_when_all_fn fn, td_task_ctx* ctx, priority p,
+                      const Futures&... futures) {
+  static_assert((std::is_base_of<future_base, Futures>::value && ...),
+                "respawn_when_all takes taskdag futures after the priority");
+  std::array<td_future*, sizeof...(Futures)> handles{{futures.get_handle()...}};
+  respawn_when_all(fn, ctx, handles.data(), handles.size(), p);
+}
+
+template <class T>
+void respawn_when_all(respawn_when_all_fn fn, td_task_ctx* ctx,
+                      const std::vector<future<T>>& futures, priority p) {
+  std::vector<td_future*> handles;
+  handles.reserve(futures.size());
+  for (const auto& f : futures) handles.push_back(f.get_handle());
+  respawn_when_all(fn, ctx, handles.data(), handles.size(), p);
 }
 
 }  // namespace detail
@@ -1849,18 +1869,28 @@ public:
   /// td_task_respawn_when_all): they must not wait for the code after it.
   template <class... Futures>
   void respawn_when_all(priority p, const Futures&... futures) {
-    static_assert((std::is_base_of<future_base, Futures>::value && ...),
-                  "respawn_when_all takes taskdag futures after the priority");
-    std::array<td_future*, sizeof...(Futures)> handles{{futures.get_handle()...}};
-    detail::respawn_when_all(ctx_, handles.data(), handles.size(), p);
+    detail::respawn_when_all(td_task_respawn_when_all, ctx_, p, futures...);
   }
 
   template <class T>
   void respawn_when_all(const std::vector<future<T>>& futures, priority p = priority::regular) {
-    std::vector<td_future*> handles;
-    handles.reserve(futures.size());
-    for (const auto& f : futures) handles.push_back(f.get_handle());
-    detail::respawn_when_all(ctx_, handles.data(), handles.size(), p);
+    detail::respawn_when_all(td_task_respawn_when_all, ctx_, futures, p);
+  }
+
+  /// respawn_when_all with a promise: until the call returns, no other task uses these futures
+  /// through this task's references (copies other tasks hold are references of their own, and
+  /// may be used). With several workers the tasks the call runs ahead then complete without
+  /// an atomic read-modify-write when this task holds their only reference, as it does for
+  /// the children it just spawned (td_task_respawn_when_all_private).
+  template <class... Futures>
+  void respawn_when_all_private(priority p, const Futures&... futures) {
+    detail::respawn_when_all(td_task_respawn_when_all_private, ctx_, p, futures...);
+  }
+
+  template <class T>
+  void respawn_when_all_private(const std::vector<future<T>>& futures,
+                                priority p = priority::regular) {
+    detail::respawn_when_all(td_task_respawn_when_all_private, ctx_, futures, p);
   }
 
   /// A future that completes when all `futures` have (000 when_all).

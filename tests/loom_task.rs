@@ -10,6 +10,9 @@
 //! - the same with a completer that closes with a plain store once it sees the waiter that held
 //!   the entity's last other reference (`Place::complete`'s path for a task's respawn
 //!   dependence): it takes the waiter once and sees its state;
+//! - a completer that closes with a plain store when its reference is the only one and no
+//!   waiter is queued (`TaskHeader::close_if_sole_holder`), while another holder pushes a
+//!   waiter and then releases its reference: the waiter is never lost;
 //! - who frees an entity (`wait_queue.rs`, "Who frees an entity"): holders releasing their last
 //!   references and holds while the entity completes; exactly one party frees it, and that one
 //!   sees the result and every holder's accesses;
@@ -298,6 +301,56 @@ fn a_completer_that_finds_the_sole_waiter_closes_with_a_store() {
             "a waiter was lost or scheduled twice"
         );
         assert!(wait_queue::is_closed(head));
+    });
+}
+
+#[test]
+fn a_completer_alone_with_its_reference_still_finds_a_waiter_pushed_before_a_release() {
+    // `Place::complete_task_run_ahead`: the completer holds a user reference that nobody else
+    // uses; a second holder pushes a waiter and then lets its reference go. Whether the
+    // completer sees one reference or two, the waiter comes back from its close or sees the
+    // completion: the plain store never overwrites it. (Both run on spawned threads: loom
+    // explores them more fully than the main thread against one.)
+    check(|| {
+        let entity = Arc::new(Task::new());
+        let waiter = Arc::new(Task::new());
+        entity.header.model_set_refs(2, 0);
+        let holder = {
+            let (entity, waiter) = (Arc::clone(&entity), Arc::clone(&waiter));
+            thread::spawn(move || {
+                waiter.contents.with_mut(|c| unsafe { *c = 7 });
+                let pushed = unsafe {
+                    wait_queue::push(entity.header.wait_head(), waiter.ptr(), Access::Shared)
+                };
+                assert!(
+                    !entity.header.model_release(true),
+                    "the completer holds a reference"
+                );
+                pushed
+            })
+        };
+        let completer = {
+            let (entity, waiter) = (Arc::clone(&entity), Arc::clone(&waiter));
+            thread::spawn(move || {
+                if entity.header.close_if_sole_holder() {
+                    0
+                } else {
+                    let head = entity.header.wait_head();
+                    take_waiters(
+                        wait_queue::close(head, Access::Shared).unwrap().waiters,
+                        &waiter,
+                    )
+                }
+            })
+        };
+        let pushed = holder.join().unwrap();
+        let taken = completer.join().unwrap();
+        assert_eq!(
+            taken,
+            usize::from(pushed),
+            "a waiter was lost or scheduled twice"
+        );
+        assert!(wait_queue::is_closed(entity.header.wait_head()));
     });
 }
 

@@ -2,9 +2,11 @@
  * at high priority, F(k-1) at regular priority, and the task respawns (high priority) once both
  * have completed; the second run adds the children's results, and the destroy callback releases
  * the children's futures (leaves hold none: they are spawned without one, and only a task's last
- * run asks for its result pointer). The respawn is one td_task_respawn_when_all call; built with
- * FIB_SEPARATE_WHEN_ALL (program bench_fib_taskdag_when_all) it is Fig. 3.4's own sequence
- * instead: td_when_all, td_task_respawn on its future, td_future_release. td_initialize(num_threads
+ * run asks for its result pointer). The respawn is one td_task_respawn_when_all_private call (the
+ * children's futures are the task's own); built with FIB_BORROWED (program
+ * bench_fib_taskdag_borrowed) it is td_task_respawn_when_all, and with FIB_SEPARATE_WHEN_ALL
+ * (program bench_fib_taskdag_when_all) Fig. 3.4's own sequence: td_when_all, td_task_respawn on
+ * its future, td_future_release. td_initialize(num_threads
  * = T); the scheduler runs on the root Threads instance of T threads and allocates from a 64 MiB
  * pool. */
 #include <taskdag.h>
@@ -13,6 +15,8 @@
 
 #ifdef FIB_SEPARATE_WHEN_ALL
 #define IMPL_NAME "taskdag-when-all"
+#elif defined(FIB_BORROWED)
+#define IMPL_NAME "taskdag-borrowed"
 #else
 #define IMPL_NAME "taskdag"
 #endif
@@ -69,8 +73,10 @@ static void fib_task(td_task_ctx *ctx, void *state) {
         all = td_when_all(td_task_scheduler(ctx), s->child, 2);
         td_task_respawn(ctx, all, TD_PRIORITY_HIGH);
         td_future_release(all);
-#else
+#elif defined(FIB_BORROWED)
         td_task_respawn_when_all(ctx, s->child, 2, TD_PRIORITY_HIGH);
+#else
+        td_task_respawn_when_all_private(ctx, s->child, 2, TD_PRIORITY_HIGH);
 #endif
     }
 }

@@ -139,24 +139,65 @@ pub unsafe extern "C" fn td_task_respawn_when_all(
 ) -> td_status {
     const WHAT: &str = "td_task_respawn_when_all";
     call(WHAT, || {
-        let c = context(ctx, WHAT)?;
-        let priority = priority_arg(priority, "priority")?;
-        let n = count_arg(count)?;
-        if n > 0 && futures.is_null() {
-            return Err(null_argument("futures"));
+        respawn_when_all::<false>(ctx, futures, count, priority, WHAT)
+    })
+}
+
+/// td_task_respawn_when_all with a promise: until the call returns, no other task uses these
+/// futures through the caller's references (a task that holds a reference of its own to one may
+/// use it). With several workers, the elements the call runs ahead then complete without an
+/// atomic read-modify-write when the caller holds their only reference, as it does for the
+/// children it just spawned (000 Fig. 3.4): F(30) on 16 workers about 8% faster. Use it where
+/// the futures are the task's own, not published in shared memory for other tasks to wait on
+/// meanwhile. A broken promise is not undefined behaviour: a task made to wait on an element
+/// through the caller's reference during the call may never run, and td_wait then returns
+/// TD_ERROR_DEADLOCK.
+///
+/// Thread safety: the thread running the task. Returns as td_task_respawn_when_all.
+#[no_mangle]
+pub unsafe extern "C" fn td_task_respawn_when_all_private(
+    ctx: *mut td_task_ctx,
+    futures: *const *mut td_future,
+    count: c_int,
+    priority: td_priority,
+) -> td_status {
+    const WHAT: &str = "td_task_respawn_when_all_private";
+    call(WHAT, || {
+        respawn_when_all::<true>(ctx, futures, count, priority, WHAT)
+    })
+}
+
+/// The body of the two respawns after several futures, which differ in who may use them
+/// meanwhile (`raw::Holders::CallerOnly` if `CALLER_ONLY`). A copy for each, with the choice a
+/// constant in every closure: the compiler keeps a closure that tests it out of line.
+///
+/// # Safety
+/// As for `td_task_respawn_when_all`.
+#[inline(always)]
+unsafe fn respawn_when_all<const CALLER_ONLY: bool>(
+    ctx: *mut td_task_ctx,
+    futures: *const *mut td_future,
+    count: c_int,
+    priority: td_priority,
+    what: &str,
+) -> CResult<()> {
+    let c = context(ctx, what)?;
+    let priority = priority_arg(priority, "priority")?;
+    let n = count_arg(count)?;
+    if n > 0 && futures.is_null() {
+        return Err(null_argument("futures"));
+    }
+    let shared = c.shared();
+    let decode = |i: usize| -> CResult<*mut TaskHeader> {
+        let f = *futures.add(i);
+        if f.is_null() {
+            Ok(std::ptr::null_mut())
+        } else {
+            dependence(shared, f, i)
         }
-        let shared = c.shared();
-        let decode = |i: usize| -> CResult<*mut TaskHeader> {
-            let f = *futures.add(i);
-            if f.is_null() {
-                Ok(std::ptr::null_mut())
-            } else {
-                dependence(shared, f, i)
-            }
-        };
-        with_decoded(n, decode, |deps| {
-            c.respawn_when_all_raw(deps, priority, WHAT)
-        })
+    };
+    with_decoded(n, decode, |deps| {
+        c.respawn_when_all_raw(deps, priority, raw::Holders::of(CALLER_ONLY), what)
     })
 }
 

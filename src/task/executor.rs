@@ -157,6 +157,31 @@ fn rescue_patience(misses: u32, barrier: Duration) -> Duration {
         .saturating_mul(1 << misses)
 }
 
+/// Who uses a task's future through references other than those counted in `refs`, as far as
+/// the executor of its last run knows: tasks may use a future through another task's reference
+/// (a `td_future*` in shared memory, docs/tasks.md "Threads"), unless the holder lent it to
+/// `TaskContext::respawn_when_all_private`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Holders {
+    /// Anyone: a task taken from the queues, or run ahead for `respawn_when_all`.
+    Anyone,
+    /// Only the task this thread runs it ahead for (`run_ahead` for `respawn_when_all_private`),
+    /// which waits, inside the call, for it to return (`Place::complete_task_run_ahead`).
+    CallerOnly,
+}
+
+impl Holders {
+    /// `CallerOnly` if `caller_only`, else `Anyone`: for code generic over a constant.
+    #[inline(always)]
+    pub(crate) const fn of(caller_only: bool) -> Holders {
+        if caller_only {
+            Holders::CallerOnly
+        } else {
+            Holders::Anyone
+        }
+    }
+}
+
 impl Worker {
     /// Rank 0's part of a wait: its loop, run alone until a second task is ready, when it calls
     /// in the other workers (module comment, "Starting alone").
@@ -202,7 +227,7 @@ impl Worker {
             }
             if let Some(task) = self.find_task(shared, leader, place.access) {
                 self.share_on_request(shared);
-                self.execute(&place, task);
+                self.execute(&place, task, Holders::Anyone);
                 continue;
             }
             if self.take_mail() {
@@ -600,7 +625,7 @@ impl Worker {
     /// saving of registers of its own: with one worker nearly every task runs in
     /// `run_ready_tasks`, where this saved 21 instructions per Fibonacci node.
     #[inline(always)]
-    pub(crate) fn execute(&self, place: &Place<'_>, task: NonNull<TaskHeader>) {
+    fn execute(&self, place: &Place<'_>, task: NonNull<TaskHeader>, holders: Holders) {
         let shared = place.shared;
         // The task's context holds a copy of the place (`TaskContext::new`): were it `place`,
         // which the task function can reach through the context, every use of its fields after
@@ -617,7 +642,7 @@ impl Worker {
             let member = team.team.member(0, 0, 1);
             self.call(place, task, member, &team.record);
             member.barrier();
-            self.finish(place, task, team.record.take_respawn());
+            self.finish(place, task, team.record.take_respawn(), holders);
         } else {
             let record = ExecutionRecord::new();
             let member = if team_task {
@@ -630,7 +655,7 @@ impl Worker {
             let outer = unsafe { std::mem::replace(&mut self.owned().record, &record) };
             self.call(place, task, member, &record);
             unsafe { self.owned().record = outer };
-            self.finish(place, task, record.into_respawn());
+            self.finish(place, task, record.into_respawn(), holders);
         }
         // SAFETY: the worker's thread; a short borrow.
         unsafe { self.owned().counters.executions += 1 };
@@ -678,7 +703,13 @@ impl Worker {
 
     /// After a run: respawn the task (000 §2.2.1) or complete it (000 §2.3.1).
     #[inline(always)]
-    fn finish(&self, place: &Place<'_>, task: NonNull<TaskHeader>, respawn: Option<Respawn>) {
+    fn finish(
+        &self,
+        place: &Place<'_>,
+        task: NonNull<TaskHeader>,
+        respawn: Option<Respawn>,
+        holders: Holders,
+    ) {
         // SAFETY: we hold the task until it is scheduled or completed.
         let t = unsafe { task.as_ref() };
         // The dependence held since the previous respawn is complete: let it go.
@@ -721,7 +752,10 @@ impl Worker {
                     // SAFETY: the state was built for this callback; it runs once, here.
                     unsafe { destroy(TaskHeader::state_ptr(task).cast()) };
                 }
-                place.complete_task(task);
+                match holders {
+                    Holders::Anyone => place.complete_task(task),
+                    Holders::CallerOnly => place.complete_task_run_ahead(task),
+                }
             }
         }
     }
@@ -744,7 +778,7 @@ impl Worker {
         let place = &Place::exclusive(shared, self);
         self.nested(|| {
             while let Some(task) = self.find_task(place.shared, true, place.access) {
-                self.execute(place, task);
+                self.execute(place, task, Holders::Anyone);
             }
         });
     }
@@ -762,12 +796,32 @@ impl Worker {
     /// Only elements run, at most twice each: a task that the caller's code after the call is
     /// to unblock (tasks should not need one, but a test gate does) never runs here, and an
     /// element that keeps respawning does not keep the worker here. Nesting is bounded
-    /// (`MAX_NESTING`). The caller holds every non-null entity of `elements`. Returns true when
-    /// they have all completed (false says nothing: the caller looks).
+    /// (`MAX_NESTING`). The caller holds every non-null entity of `elements`; `holders` says
+    /// whether others may use them through its references meanwhile. Returns true when they
+    /// have all completed (false says nothing: the caller looks).
+    #[inline(always)]
+    pub(crate) fn run_ahead(
+        &self,
+        shared: &Shared,
+        elements: &[*mut TaskHeader],
+        holders: Holders,
+    ) -> bool {
+        // One copy for each, so that the completions inlined into it know which they are: a
+        // value tested at run time inlined both, and the compiler then kept the loop's body out
+        // of line (+50 instructions per Fibonacci node on two workers, callgrind).
+        match holders {
+            Holders::Anyone => self.run_ahead_for::<false>(shared, elements),
+            Holders::CallerOnly => self.run_ahead_for::<true>(shared, elements),
+        }
+    }
+
+    /// `run_ahead` for `Holders::CallerOnly` when `CALLER_ONLY`, else `Holders::Anyone`.
     #[inline(never)]
-    pub(crate) fn run_ahead(&self, shared: &Shared, elements: &[*mut TaskHeader]) -> bool {
-        // Only with several workers (the caller tests it): a place whose access is a constant,
-        // so that the executions inlined below test it no more than `run_ready_tasks`' do.
+    fn run_ahead_for<const CALLER_ONLY: bool>(
+        &self,
+        shared: &Shared,
+        elements: &[*mut TaskHeader],
+    ) -> bool {
         let place = &Place::shared_worker(shared, self);
         // SAFETY: the caller holds every entity.
         let complete = |e: *mut TaskHeader| e.is_null() || unsafe { (*e).is_complete() };
@@ -785,7 +839,7 @@ impl Worker {
                 };
                 let Some(task) = next else { break };
                 self.share_on_request(shared);
-                self.execute(place, task);
+                self.execute(place, task, Holders::of(CALLER_ONLY));
                 if elements.iter().all(|&e| complete(e)) {
                     all_complete = true;
                     break;

@@ -381,6 +381,24 @@ impl TaskHeader {
         self.refs.load(Ordering::Acquire) == refs
     }
 
+    /// Closes the wait queue with a plain store when the caller's user reference is the
+    /// entity's only reference or hold and no waiter is queued; `false`, changing nothing,
+    /// otherwise. Only for a caller whose reference nobody else uses meanwhile
+    /// (`Place::complete_task_run_ahead`): then nobody can push any more. `refs` is read first,
+    /// with Acquire: a holder that pushed a waiter and then released its reference released
+    /// with Release, so the look at the queue that follows sees the waiter (a when_all holds
+    /// nothing on the dependence it waits on). A reader of the result gets the caller's
+    /// reference (or one made from it) after this, so the Relaxed store publishes nothing
+    /// that reader needs.
+    #[inline]
+    pub fn close_if_sole_holder(&self) -> bool {
+        let alone = self.refs_are(USER_REF) && !super::wait_queue::has_waiters(&self.wait);
+        if alone {
+            super::wait_queue::close_unreachable(&self.wait);
+        }
+        alone
+    }
+
     /// The number of user references.
     #[inline]
     pub(crate) fn user_refs(&self) -> u32 {

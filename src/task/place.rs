@@ -546,6 +546,23 @@ impl<'a> Place<'a> {
         }
     }
 
+    /// `complete_task` for a task that `Worker::run_ahead` ran for the task on this thread's stack
+    /// that holds a reference to it and promised that nobody else uses that reference meanwhile
+    /// (`Holders::CallerOnly`, `TaskContext::respawn_when_all_private`). When that reference
+    /// is the only reference or hold and no waiter is queued, nobody can push onto the queue:
+    /// a push needs a reference or hold, a new one is only made from an existing one, and the
+    /// one holder is suspended in this thread's call until the task completes. So a plain store
+    /// closes it (`TaskHeader::close_if_sole_holder`) instead of the exchange; nothing is
+    /// orphaned, since the caller's reference remains. With several workers most tasks of a
+    /// Fibonacci DAG complete here.
+    #[inline(always)]
+    pub(crate) fn complete_task_run_ahead(&self, task: NonNull<TaskHeader>) {
+        // SAFETY: the incomplete hold (the open queue) keeps the task alive until the close.
+        if !unsafe { task.as_ref() }.close_if_sole_holder() {
+            self.complete_task(task);
+        }
+    }
+
     /// Schedules the waiters of a list `close` returned.
     #[inline(always)]
     fn schedule_waiters(&self, list: *mut TaskHeader) {

@@ -23,7 +23,9 @@
 //! knows that no thread can push any more, because nobody but the waiters already in the list
 //! and the completer holds a reference to the entity (see `Place::complete`), a plain store
 //! closes the list. The Acquire load that finds the waiter pairs with its pusher's Release CAS,
-//! as the swap would.
+//! as the swap would. The same holds for an entity whose only reference is that of a task
+//! suspended in this thread's call, which promised that nobody else uses it meanwhile
+//! (`TaskHeader::close_if_sole_holder`, for the tasks `respawn_when_all_private` runs ahead).
 //!
 //! Who frees an entity (`orphan`, the `ORPHAN` bit): an entity's block goes back once it is
 //! complete and no reference or hold is left (`header.rs`, `refs`). Being incomplete counts as a

@@ -29,11 +29,13 @@ pub fn scheduler_with(workers: usize, pool_bytes: usize, config: SchedulerConfig
     Scheduler::new(space, pool, config).unwrap()
 }
 
-/// How a task waits for its children: a when_all and a respawn on it, or respawn_when_all.
+/// How a task waits for its children: a when_all and a respawn on it, respawn_when_all, or
+/// respawn_when_all_private (the children are the task's own).
 #[derive(Clone, Copy)]
 pub enum Join {
     WhenAllThenRespawn,
     RespawnWhenAll,
+    RespawnWhenAllPrivate,
 }
 
 /// F(n-2) at high priority, F(n-1) regular, and a respawn once both completed (000 Fig. 3.4).
@@ -57,6 +59,9 @@ pub fn fib_task(n: i64, join: Join) -> impl FnMut(&TaskContext<'_>) + Send + 'st
                     ctx.respawn(Some(&all), Priority::High).unwrap();
                 }
                 Join::RespawnWhenAll => ctx.respawn_when_all(&[&a, &b], Priority::High).unwrap(),
+                Join::RespawnWhenAllPrivate => ctx
+                    .respawn_when_all_private(&[&a, &b], Priority::High)
+                    .unwrap(),
             }
             children = Some((a, b));
         }
