@@ -127,6 +127,17 @@ void run_parents(scheduler_ref& s, td_task_fn fn, int rounds) {
   check_pool_empty(s);
 }
 
+// Ten rounds of 100 parents of `fn` at each worker count.
+void run_parents_on_each_worker_count(td_task_fn fn) {
+  on_each_worker_count([fn](td_space* space, std::size_t) {
+    scheduler_ref s(space, 1u << 20);
+    for (int round = 0; round < 10; ++round) {
+      INFO("round " << round);
+      run_parents(s, fn, 100);
+    }
+  });
+}
+
 // The outcome of each call of the misusing task, in order.
 std::vector<std::pair<td_status, std::string>> outcomes;
 
@@ -171,23 +182,11 @@ TEST_CASE("fibonacci with td_task_respawn_when_all_private is exact, and so are 
 }
 
 TEST_CASE("a waiter the task queued on its child before the call is scheduled") {
-  on_each_worker_count([](td_space* space, std::size_t) {
-    scheduler_ref s(space, 1u << 20);
-    for (int round = 0; round < 10; ++round) {
-      INFO("round " << round);
-      run_parents(s, parent_with_own_waiter, 100);
-    }
-  });
+  run_parents_on_each_worker_count(parent_with_own_waiter);
 }
 
 TEST_CASE("tasks with references of their own may wait on the children during the call") {
-  on_each_worker_count([](td_space* space, std::size_t) {
-    scheduler_ref s(space, 1u << 20);
-    for (int round = 0; round < 10; ++round) {
-      INFO("round " << round);
-      run_parents(s, parent_sharing_child, 100);
-    }
-  });
+  run_parents_on_each_worker_count(parent_sharing_child);
 }
 
 TEST_CASE("bad input is refused with its status and message, and the scheduler goes on") {

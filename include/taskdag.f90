@@ -3622,11 +3622,8 @@ contains
     type(c_ptr), intent(in) :: futures(:)
     integer(c_int32_t), intent(in), optional :: priority
     integer, intent(out), optional :: stat
-    integer(c_int32_t) :: p
 
-    p = TD_PRIORITY_REGULAR
-    if (present(priority)) p = priority
-    call report(td_task_respawn_when_all(ctx, futures, int(size(futures), c_int), p), stat)
+    call respawn_after_all(td_task_respawn_when_all, ctx, futures, priority, stat)
   end subroutine taskdag_task_respawn_when_all
 
   !> taskdag_task_respawn_when_all with td_task_respawn_when_all_private's promise: until the
@@ -3638,13 +3635,24 @@ contains
     type(c_ptr), intent(in) :: futures(:)
     integer(c_int32_t), intent(in), optional :: priority
     integer, intent(out), optional :: stat
+
+    call respawn_after_all(td_task_respawn_when_all_private, ctx, futures, priority, stat)
+  end subroutine taskdag_task_respawn_when_all_private
+
+  !> Calls `respawn` (td_task_respawn_when_all or its private form) on `futures` at `priority`
+  !> (default regular) and reports its status.
+  subroutine respawn_after_all(respawn, ctx, futures, priority, stat)
+    procedure(td_task_respawn_when_all) :: respawn
+    type(c_ptr), intent(in) :: ctx
+    type(c_ptr), intent(in) :: futures(:)
+    integer(c_int32_t), intent(in), optional :: priority
+    integer, intent(out), optional :: stat
     integer(c_int32_t) :: p
 
     p = TD_PRIORITY_REGULAR
     if (present(priority)) p = priority
-    call report(td_task_respawn_when_all_private(ctx, futures, int(size(futures), c_int), p), &
-                stat)
-  end subroutine taskdag_task_respawn_when_all_private
+    call report(respawn(ctx, futures, int(size(futures), c_int), p), stat)
+  end subroutine respawn_after_all
 
   !> The int64 result of a completed task behind a raw future.
   function taskdag_future_int64(future, stat) result(value)

@@ -11,7 +11,7 @@
 #[path = "common/fib.rs"]
 mod fib;
 
-use fib::{fib_reference, fib_task, scheduler, Join};
+use fib::{check_fib_exact, fib_task, scheduler, Join};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use taskdag::error::ErrorKind;
@@ -28,20 +28,7 @@ fn run_fib(s: &Scheduler, n: i64) -> i64 {
 
 #[test]
 fn fibonacci_is_exact_on_serial_one_two_and_more_workers_than_cores() {
-    for workers in [0, 1, 2, 5] {
-        let s = scheduler(workers, 4 << 20);
-        for n in [0, 1, 2, 10, 18] {
-            assert_eq!(
-                run_fib(&s, n),
-                fib_reference(n),
-                "fib({n}), {workers} workers"
-            );
-        }
-        let st = s.statistics().unwrap();
-        assert_eq!(st.alive, 0, "{workers} workers: {st:?}");
-        assert_eq!(st.tasks_spawned, st.tasks_completed);
-        assert_eq!(s.pool().usage_statistics().consumed_blocks, 0);
-    }
+    check_fib_exact(Join::RespawnWhenAll, &[0, 1, 2, 5], &[0, 1, 2, 10, 18]);
 }
 
 #[test]

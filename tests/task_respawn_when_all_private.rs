@@ -10,73 +10,67 @@
 #[path = "common/fib.rs"]
 mod fib;
 
-use fib::{fib_reference, fib_task, scheduler, Join};
+use fib::{check_fib_exact, scheduler, Join};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use taskdag::error::ErrorKind;
 use taskdag::priority::Priority;
-use taskdag::task::{Future, Policy, Scheduler, TaskContext};
+use taskdag::task::{Future, Policy, TaskContext};
 
 #[test]
 fn fibonacci_is_exact_on_serial_one_two_and_more_workers_than_cores() {
-    for workers in [0, 1, 2, 5, 8] {
-        let s = scheduler(workers, 4 << 20);
-        for n in [0, 1, 2, 10, 18, 22] {
-            let f = s
-                .spawn(
-                    &Policy::single(),
-                    8,
-                    fib_task(n, Join::RespawnWhenAllPrivate),
-                )
-                .unwrap();
-            s.wait().unwrap();
-            assert_eq!(
-                f.get::<i64>().unwrap(),
-                fib_reference(n),
-                "fib({n}), {workers} workers"
-            );
-        }
-        let st = s.statistics().unwrap();
-        assert_eq!(st.alive, 0, "{workers} workers: {st:?}");
-        assert_eq!(st.tasks_spawned, st.tasks_completed);
-        assert_eq!(s.pool().usage_statistics().consumed_blocks, 0);
-    }
+    check_fib_exact(
+        Join::RespawnWhenAllPrivate,
+        &[0, 1, 2, 5, 8],
+        &[0, 1, 2, 10, 18, 22],
+    );
 }
 
-/// A parent whose first run spawns a child returning 7 and calls `first(ctx, child)`, which
-/// respawns; its second run returns the child's result plus one.
-fn parent<F>(first: F) -> impl FnMut(&TaskContext<'_>) + Send + 'static
-where
-    F: Fn(&TaskContext<'_>, &Future) + Send + 'static,
-{
-    let mut child: Option<Future> = None;
-    move |ctx| match &child {
-        Some(c) => ctx.set_result(c.get::<i64>().unwrap() + 1).unwrap(),
-        None => {
-            let c = ctx.spawn(&Policy::single(), 8, |ctx| ctx.set_result(7i64).unwrap());
-            first(ctx, child.insert(c.unwrap()));
-        }
-    }
+/// What a parent's first run does after spawning its child: it respawns, and makes a task that
+/// adds one to the counter run after something.
+type FirstRun = fn(&TaskContext<'_>, &Future, &Arc<AtomicUsize>);
+
+/// Spawns a task after `dependence` that adds one to `counter`.
+fn count_after(ctx: &TaskContext<'_>, dependence: &Future, counter: &Arc<AtomicUsize>) {
+    let c = Arc::clone(counter);
+    ctx.spawn(&Policy::single().after(dependence), 0, move |_| {
+        c.fetch_add(1, Ordering::Relaxed);
+    })
+    .unwrap();
 }
 
-/// Runs `rounds` parents on every worker count and checks their results and `counted`.
-fn run_parents<F, P>(make: F, counted: &AtomicUsize)
-where
-    F: Fn() -> P,
-    P: FnMut(&TaskContext<'_>) + Send + 'static,
-{
-    const ROUNDS: usize = 200;
+/// Runs 200 parents on every worker count: each first run spawns a child that returns 7 and
+/// calls `first`; each second run returns the child's result plus one. Checks the results and
+/// that every counting task ran.
+fn run_parents(first: FirstRun) {
+    const PARENTS: usize = 200;
     for workers in [0, 1, 2, 5] {
-        let s: Scheduler = scheduler(workers, 4 << 20);
-        counted.store(0, Ordering::Relaxed);
-        let parents: Vec<Future> = (0..ROUNDS)
-            .map(|_| s.spawn(&Policy::single(), 8, make()).unwrap())
+        let s = scheduler(workers, 4 << 20);
+        let counter = Arc::new(AtomicUsize::new(0));
+        let parents: Vec<Future> = (0..PARENTS)
+            .map(|_| {
+                let counter = Arc::clone(&counter);
+                let mut child: Option<Future> = None;
+                let parent = move |ctx: &TaskContext<'_>| match &child {
+                    Some(c) => ctx.set_result(c.get::<i64>().unwrap() + 1).unwrap(),
+                    None => {
+                        let c =
+                            ctx.spawn(&Policy::single(), 8, |ctx| ctx.set_result(7i64).unwrap());
+                        first(ctx, child.insert(c.unwrap()), &counter);
+                    }
+                };
+                s.spawn(&Policy::single(), 8, parent).unwrap()
+            })
             .collect();
         s.wait().unwrap();
         for p in &parents {
             assert_eq!(p.get::<i64>().unwrap(), 8, "{workers} workers");
         }
-        assert_eq!(counted.load(Ordering::Relaxed), ROUNDS, "{workers} workers");
+        assert_eq!(
+            counter.load(Ordering::Relaxed),
+            PARENTS,
+            "{workers} workers"
+        );
         drop(parents);
         assert_eq!(s.statistics().unwrap().alive, 0, "{workers} workers");
     }
@@ -87,55 +81,27 @@ fn a_waiter_the_task_queued_on_its_child_before_the_call_is_scheduled() {
     // The child's one reference is the parent's, and a when_all (which holds none on the
     // dependence it waits on) is queued on it: the close without a read-modify-write must see
     // it. Without that look, the when_all and the task after it never run (a deadlock).
-    let counted = Arc::new(AtomicUsize::new(0));
-    let c = Arc::clone(&counted);
-    run_parents(
-        move || {
-            let c = Arc::clone(&c);
-            parent(move |ctx, child| {
-                let all = ctx.when_all(&[child]).unwrap();
-                let c = Arc::clone(&c);
-                let after = Policy::single().after(&all);
-                ctx.spawn(&after, 0, move |_| {
-                    c.fetch_add(1, Ordering::Relaxed);
-                })
-                .unwrap();
-                drop(all);
-                ctx.respawn_when_all_private(&[child], Priority::High)
-                    .unwrap();
-            })
-        },
-        &counted,
-    );
+    run_parents(|ctx, child, counter| {
+        let all = ctx.when_all(&[child]).unwrap();
+        count_after(ctx, &all, counter);
+        drop(all);
+        ctx.respawn_when_all_private(&[child], Priority::High)
+            .unwrap();
+    });
 }
 
 #[test]
 fn tasks_with_references_of_their_own_may_wait_on_the_children_during_the_call() {
     // A high-priority task, which an idle worker is handed first, waits on the child through
     // a clone of its future while the parent runs the child ahead.
-    let counted = Arc::new(AtomicUsize::new(0));
-    let c = Arc::clone(&counted);
-    run_parents(
-        move || {
-            let c = Arc::clone(&c);
-            parent(move |ctx, child| {
-                let own = child.clone();
-                let c = Arc::clone(&c);
-                let high = Policy::single().priority(Priority::High);
-                ctx.spawn(&high, 0, move |ctx| {
-                    let c = Arc::clone(&c);
-                    ctx.spawn(&Policy::single().after(&own), 0, move |_| {
-                        c.fetch_add(1, Ordering::Relaxed);
-                    })
-                    .unwrap();
-                })
-                .unwrap();
-                ctx.respawn_when_all_private(&[child], Priority::High)
-                    .unwrap();
-            })
-        },
-        &counted,
-    );
+    run_parents(|ctx, child, counter| {
+        let (own, counter) = (child.clone(), Arc::clone(counter));
+        let high = Policy::single().priority(Priority::High);
+        ctx.spawn(&high, 0, move |ctx| count_after(ctx, &own, &counter))
+            .unwrap();
+        ctx.respawn_when_all_private(&[child], Priority::High)
+            .unwrap();
+    });
 }
 
 #[test]

@@ -68,6 +68,27 @@ pub fn fib_task(n: i64, join: Join) -> impl FnMut(&TaskContext<'_>) + Send + 'st
     }
 }
 
+/// Runs F(n) with `join` for each of `ns` on schedulers of each of `workers` (0: Serial) and
+/// checks every result, and that nothing stays alive or allocated.
+pub fn check_fib_exact(join: Join, workers: &[usize], ns: &[i64]) {
+    for &w in workers {
+        let s = scheduler(w, 4 << 20);
+        for &n in ns {
+            let f = s.spawn(&Policy::single(), 8, fib_task(n, join)).unwrap();
+            s.wait().unwrap();
+            assert_eq!(
+                f.get::<i64>().unwrap(),
+                fib_reference(n),
+                "fib({n}), {w} workers"
+            );
+        }
+        let st = s.statistics().unwrap();
+        assert_eq!(st.alive, 0, "{w} workers: {st:?}");
+        assert_eq!(st.tasks_spawned, st.tasks_completed);
+        assert_eq!(s.pool().usage_statistics().consumed_blocks, 0);
+    }
+}
+
 /// F(n) by iteration.
 pub fn fib_reference(n: i64) -> i64 {
     let (mut a, mut b) = (0, 1);
