@@ -1972,7 +1972,7 @@ enum td_status td_task_respawn_when_all(struct td_task_ctx *ctx,
  * futures through the caller's references (a task that holds a reference of its own to one may
  * use it). With several workers, the elements the call runs ahead then complete without an
  * atomic read-modify-write when the caller holds their only reference, as it does for the
- * children it just spawned (000 Fig. 3.4): F(30) on 16 workers about 8% faster. Use it where
+ * children it just spawned (000 Fig. 3.4): F(30) on 16 workers up to 8% faster. Use it where
  * the futures are the task's own, not published in shared memory for other tasks to wait on
  * meanwhile. A broken promise is not undefined behaviour: a task made to wait on an element
  * through the caller's reference during the call may never run, and td_wait then returns

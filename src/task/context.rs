@@ -286,7 +286,7 @@ impl<'a> TaskContext<'a> {
     /// `dependences` through this task's references (tasks that hold references of their own
     /// may). The elements the call runs ahead, with several workers, then complete without an
     /// atomic read-modify-write when this task holds their only reference (000 Fig. 3.4's
-    /// children: F(30) on 16 workers about 8% faster, docs/PERFORMANCE.md, session 26). A
+    /// children: F(30) on 16 workers up to 8% faster, docs/PERFORMANCE.md, session 26). A
     /// broken promise is a logic error, not undefined behaviour: a task that another task made
     /// wait on an element through this task's reference during the call may never run, and
     /// `wait` then reports `Deadlock`.

@@ -822,6 +822,8 @@ impl Worker {
         shared: &Shared,
         elements: &[*mut TaskHeader],
     ) -> bool {
+        // Only with several workers (the caller tests it): a place whose access is a constant,
+        // so that the executions inlined below test it no more than `run_ready_tasks`' do.
         let place = &Place::shared_worker(shared, self);
         // SAFETY: the caller holds every entity.
         let complete = |e: *mut TaskHeader| e.is_null() || unsafe { (*e).is_complete() };

@@ -387,9 +387,9 @@ impl TaskHeader {
     /// (`Place::complete_task_run_ahead`): then nobody can push any more. `refs` is read first,
     /// with Acquire: a holder that pushed a waiter and then released its reference released
     /// with Release, so the look at the queue that follows sees the waiter (a when_all holds
-    /// nothing on the dependence it waits on). A reader of the result gets the caller's
-    /// reference (or one made from it) after this, so the Relaxed store publishes nothing
-    /// that reader needs.
+    /// nothing on the dependence it waits on). The store is Release, so that a task that reads
+    /// the result later through the caller's reference (from shared memory, once the caller's
+    /// call has returned) sees it.
     #[inline]
     pub fn close_if_sole_holder(&self) -> bool {
         let alone = self.refs_are(USER_REF) && !super::wait_queue::has_waiters(&self.wait);

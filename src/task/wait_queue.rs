@@ -87,11 +87,13 @@ pub fn sole_waiter(head: &AtomicPtr<TaskHeader>) -> Option<NonNull<TaskHeader>> 
     (top.as_ptr() != closed() && unsafe { next_waiter(top) }.is_null()).then_some(top)
 }
 
-/// Closes a queue that nobody can push onto any more (module comment); its waiters were taken
-/// with `sole_waiter`.
+/// Closes a queue that nobody can push onto any more (module comment); its waiters, if any,
+/// were taken with `sole_waiter`. Release: a task that later finds the entity complete through
+/// a reference it borrowed before (a future in shared memory, `TaskHeader::close_if_sole_holder`)
+/// reads the result the completer wrote, as after the swap (a plain store on x86).
 #[inline]
 pub fn close_unreachable(head: &AtomicPtr<TaskHeader>) {
-    head.store(closed(), Ordering::Relaxed);
+    head.store(closed(), Ordering::Release);
 }
 
 /// Pushes `waiter` onto the queue at `head`; `false` when the queue is closed.
