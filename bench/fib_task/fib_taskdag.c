@@ -6,9 +6,8 @@
  * children's futures are the task's own); built with FIB_BORROWED (program
  * bench_fib_taskdag_borrowed) it is td_task_respawn_when_all, and with FIB_SEPARATE_WHEN_ALL
  * (program bench_fib_taskdag_when_all) Fig. 3.4's own sequence: td_when_all, td_task_respawn on
- * its future, td_future_release. td_initialize(num_threads
- * = T); the scheduler runs on the root Threads instance of T threads and allocates from a 64 MiB
- * pool. */
+ * its future, td_future_release. td_initialize(num_threads = T); the scheduler runs on the root
+ * Threads instance of T threads and allocates from a 64 MiB pool. */
 #include <taskdag.h>
 
 #include <stdio.h>
