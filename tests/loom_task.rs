@@ -12,7 +12,8 @@
 //!   dependence): it takes the waiter once and sees its state;
 //! - a completer that closes with a plain store when its reference is the only one and no
 //!   waiter is queued (`TaskHeader::close_if_sole_holder`), while another holder pushes a
-//!   waiter and then releases its reference: the waiter is never lost;
+//!   waiter and then releases its reference: the waiter is never lost; and a thread that looks
+//!   at the entity without a reference of its own sees the result once it sees the close;
 //! - who frees an entity (`wait_queue.rs`, "Who frees an entity"): holders releasing their last
 //!   references and holds while the entity completes; exactly one party frees it, and that one
 //!   sees the result and every holder's accesses;
@@ -29,6 +30,9 @@
 //!
 //! Task contents are modelled by a loom `UnsafeCell` per task: a write before the hand-over and
 //! a read after it make loom report a data race if the hand-over does not order them.
+//!
+//! Every party of a model runs on a spawned thread, the main thread only starts and joins them:
+//! loom explores a party on the main thread beside a spawned one far less (`MIN_INTERLEAVINGS`).
 
 #![cfg(loom)]
 
@@ -41,12 +45,33 @@ use taskdag::task::queue_guard::QueueGuard;
 use taskdag::task::ready_stack::ReadyStack;
 use taskdag::task::wait_queue;
 
+/// Fewest interleavings a model here must explore at the default preemption bound. With the
+/// completer on the model's main thread beside one spawned party, loom explored 7 to 11 of them,
+/// and missed a lost waiter (session 26) and a completer taking the sole waiter without Acquire,
+/// which the same models with every party on a spawned thread find (108 to 174 interleavings;
+/// the smallest model here, a reader beside a completer, 36). A model under the floor has
+/// probably been given that shape again.
+const MIN_INTERLEAVINGS: usize = 20;
+
 fn check(model: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
+    let default_bound = builder.preemption_bound.is_none();
+    if default_bound {
         builder.preemption_bound = Some(3);
     }
-    builder.check(model);
+    // A std atomic: it counts the model's runs from outside them, unseen by loom.
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&runs);
+    builder.check(move || {
+        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        model();
+    });
+    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        !default_bound || runs >= MIN_INTERLEAVINGS,
+        "loom explored only {runs} interleavings of this model (at least {MIN_INTERLEAVINGS} \
+         expected): run every party on a spawned thread"
+    );
 }
 
 /// A task header and the contents a task would carry.
@@ -162,10 +187,11 @@ fn spawn_waiter(entity: &Arc<Task>, waiter: &Arc<Task>) -> thread::JoinHandle<bo
         let pushed =
             unsafe { wait_queue::push(entity.header.wait_head(), waiter.ptr(), Access::Shared) };
         if !pushed {
-            // The dependence is complete: its result must be visible.
-            assert!(wait_queue::is_closed(entity.header.wait_head()));
+            // The dependence is complete: its result must be visible, through the push's own
+            // ordering (the look at the queue below would order the read by itself).
             let result = entity.contents.with(|c| unsafe { *c });
             assert_eq!(result, 42, "a complete entity's result is not visible");
+            assert!(wait_queue::is_closed(entity.header.wait_head()));
         }
         pushed
     })
@@ -186,6 +212,16 @@ fn take_waiters(list: *mut TaskHeader, waiter: &Task) -> usize {
     taken
 }
 
+/// Runs a completer on a thread of its own (module comment: not on the main thread).
+fn spawn_completer<T: Send + 'static>(
+    entity: &Arc<Task>,
+    waiter: &Arc<Task>,
+    complete: impl FnOnce(&Task, &Task) -> T + Send + 'static,
+) -> thread::JoinHandle<T> {
+    let (entity, waiter) = (Arc::clone(entity), Arc::clone(waiter));
+    thread::spawn(move || complete(&entity, &waiter))
+}
+
 #[test]
 fn a_waiter_is_either_taken_by_the_completer_or_sees_the_completion() {
     check(|| {
@@ -193,12 +229,15 @@ fn a_waiter_is_either_taken_by_the_completer_or_sees_the_completion() {
         let waiter = Arc::new(Task::new());
         let pusher = spawn_waiter(&entity, &waiter);
         // The completer: writes the result, closes the queue, runs the waiters it got.
-        entity.contents.with_mut(|c| unsafe { *c = 42 });
-        let list = wait_queue::close(entity.header.wait_head(), Access::Shared)
-            .expect("the queue was closed twice")
-            .waiters;
-        let taken = take_waiters(list, &waiter);
+        let completer = spawn_completer(&entity, &waiter, |entity, waiter| {
+            entity.contents.with_mut(|c| unsafe { *c = 42 });
+            let list = wait_queue::close(entity.header.wait_head(), Access::Shared)
+                .expect("the queue was closed twice")
+                .waiters;
+            take_waiters(list, waiter)
+        });
         let pushed = pusher.join().unwrap();
+        let taken = completer.join().unwrap();
         assert_eq!(
             taken,
             usize::from(pushed),
@@ -216,19 +255,23 @@ fn a_waiter_pushed_after_the_completers_peek_is_still_taken_once() {
         let entity = Arc::new(Task::new());
         let waiter = Arc::new(Task::new());
         let pusher = spawn_waiter(&entity, &waiter);
-        entity.contents.with_mut(|c| unsafe { *c = 42 });
-        let peeked = wait_queue::has_waiters(entity.header.wait_head());
-        let list = wait_queue::close(entity.header.wait_head(), Access::Shared)
-            .expect("the queue was closed twice")
-            .waiters;
-        let taken = take_waiters(list, &waiter);
-        assert!(
-            taken >= usize::from(peeked),
-            "a waiter seen by the peek was lost"
-        );
+        let completer = spawn_completer(&entity, &waiter, |entity, waiter| {
+            entity.contents.with_mut(|c| unsafe { *c = 42 });
+            let peeked = wait_queue::has_waiters(entity.header.wait_head());
+            let list = wait_queue::close(entity.header.wait_head(), Access::Shared)
+                .expect("the queue was closed twice")
+                .waiters;
+            let taken = take_waiters(list, waiter);
+            assert!(
+                taken >= usize::from(peeked),
+                "a waiter seen by the peek was lost"
+            );
+            taken
+        });
+        let pushed = pusher.join().unwrap();
         assert_eq!(
-            taken,
-            usize::from(pusher.join().unwrap()),
+            completer.join().unwrap(),
+            usize::from(pushed),
             "a waiter was lost or run twice"
         );
     });
@@ -247,16 +290,23 @@ fn two_waiters_racing_a_completion_are_each_scheduled_once() {
                 })
             })
             .collect();
-        let list = wait_queue::close(entity.header.wait_head(), Access::Shared)
-            .unwrap()
-            .waiters;
-        let mut taken = Vec::new();
-        let mut next = list;
-        while let Some(w) = NonNull::new(next) {
-            next = unsafe { wait_queue::next_waiter(w) };
-            taken.push(index_of(&waiters, w));
-        }
-        taken.sort_unstable();
+        let completer = {
+            let (entity, waiters) = (Arc::clone(&entity), Arc::clone(&waiters));
+            thread::spawn(move || {
+                let list = wait_queue::close(entity.header.wait_head(), Access::Shared)
+                    .unwrap()
+                    .waiters;
+                let mut taken = Vec::new();
+                let mut next = list;
+                while let Some(w) = NonNull::new(next) {
+                    next = unsafe { wait_queue::next_waiter(w) };
+                    taken.push(index_of(&waiters, w));
+                }
+                taken.sort_unstable();
+                taken
+            })
+        };
+        let taken = completer.join().unwrap();
         let pushed: Vec<usize> = pushers
             .into_iter()
             .enumerate()
@@ -276,31 +326,34 @@ fn a_completer_that_finds_the_sole_waiter_closes_with_a_store() {
         let waiter = Arc::new(Task::new());
         // The waiter's thread holds the only other reference: it pushes once and is done.
         let pusher = spawn_waiter(&entity, &waiter);
-        entity.contents.with_mut(|c| unsafe { *c = 42 });
-        let head = entity.header.wait_head();
-        let taken = match wait_queue::sole_waiter(head) {
-            Some(w) => {
-                assert_eq!(w, waiter.ptr());
-                // Nobody else can push now: a store closes the queue.
-                wait_queue::close_unreachable(head);
-                1
+        let completer = spawn_completer(&entity, &waiter, |entity, waiter| {
+            entity.contents.with_mut(|c| unsafe { *c = 42 });
+            let head = entity.header.wait_head();
+            let taken = match wait_queue::sole_waiter(head) {
+                Some(w) => {
+                    assert_eq!(w, waiter.ptr());
+                    // Nobody else can push now: a store closes the queue.
+                    wait_queue::close_unreachable(head);
+                    1
+                }
+                None => {
+                    let list = wait_queue::close(head, Access::Shared).unwrap().waiters;
+                    usize::from(!list.is_null())
+                }
+            };
+            if taken == 1 {
+                let state = waiter.contents.with(|c| unsafe { *c });
+                assert_eq!(state, 7, "a waiter's state is not visible to the completer");
             }
-            None => {
-                let list = wait_queue::close(head, Access::Shared).unwrap().waiters;
-                usize::from(!list.is_null())
-            }
-        };
-        if taken == 1 {
-            let state = waiter.contents.with(|c| unsafe { *c });
-            assert_eq!(state, 7, "a waiter's state is not visible to the completer");
-        }
+            taken
+        });
         let pushed = pusher.join().unwrap();
         assert_eq!(
-            taken,
+            completer.join().unwrap(),
             usize::from(pushed),
             "a waiter was lost or scheduled twice"
         );
-        assert!(wait_queue::is_closed(head));
+        assert!(wait_queue::is_closed(entity.header.wait_head()));
     });
 }
 
@@ -309,8 +362,7 @@ fn a_completer_alone_with_its_reference_still_finds_a_waiter_pushed_before_a_rel
     // `Place::complete_task_run_ahead`: the completer holds a user reference that nobody else
     // uses; a second holder pushes a waiter and then lets its reference go. Whether the
     // completer sees one reference or two, the waiter comes back from its close or sees the
-    // completion: the plain store never overwrites it. (Both run on spawned threads: loom
-    // explores them more fully than the main thread against one.)
+    // completion: the plain store never overwrites it.
     check(|| {
         let entity = Arc::new(Task::new());
         let waiter = Arc::new(Task::new());
@@ -329,20 +381,17 @@ fn a_completer_alone_with_its_reference_still_finds_a_waiter_pushed_before_a_rel
                 pushed
             })
         };
-        let completer = {
-            let (entity, waiter) = (Arc::clone(&entity), Arc::clone(&waiter));
-            thread::spawn(move || {
-                if entity.header.close_if_sole_holder() {
-                    0
-                } else {
-                    let head = entity.header.wait_head();
-                    take_waiters(
-                        wait_queue::close(head, Access::Shared).unwrap().waiters,
-                        &waiter,
-                    )
-                }
-            })
-        };
+        let completer = spawn_completer(&entity, &waiter, |entity, waiter| {
+            if entity.header.close_if_sole_holder() {
+                0
+            } else {
+                let head = entity.header.wait_head();
+                take_waiters(
+                    wait_queue::close(head, Access::Shared).unwrap().waiters,
+                    waiter,
+                )
+            }
+        });
         let pushed = holder.join().unwrap();
         let taken = completer.join().unwrap();
         assert_eq!(
@@ -351,6 +400,37 @@ fn a_completer_alone_with_its_reference_still_finds_a_waiter_pushed_before_a_rel
             "a waiter was lost or scheduled twice"
         );
         assert!(wait_queue::is_closed(entity.header.wait_head()));
+    });
+}
+
+#[test]
+fn a_reader_without_a_reference_sees_the_result_of_a_plain_close() {
+    // `td_future_is_ready` and `td_future_get` on any thread: a thread that looks at a future
+    // through a pointer borrowed from the completer's task, holding no reference of its own,
+    // while the completer, alone with its reference, closes with a plain store. Once it sees
+    // the completion it sees the result (a race on the result otherwise).
+    check(|| {
+        let entity = Arc::new(Task::new());
+        let waiter = Arc::new(Task::new());
+        entity.header.model_set_refs(1, 0);
+        let reader = {
+            let entity = Arc::clone(&entity);
+            thread::spawn(move || {
+                if wait_queue::is_closed(entity.header.wait_head()) {
+                    let result = entity.contents.with(|c| unsafe { *c });
+                    assert_eq!(result, 42, "a complete entity's result is not visible");
+                }
+            })
+        };
+        let completer = spawn_completer(&entity, &waiter, |entity, _| {
+            entity.contents.with_mut(|c| unsafe { *c = 42 });
+            entity.header.close_if_sole_holder()
+        });
+        assert!(
+            completer.join().unwrap(),
+            "the completer held the only reference"
+        );
+        reader.join().unwrap();
     });
 }
 
@@ -385,14 +465,20 @@ fn completion_racing_releases(holders: &'static [bool]) {
                 })
             })
             .collect();
-        entity.contents.with_mut(|c| unsafe { *c = 42 });
-        let closed = wait_queue::close(entity.header.wait_head(), Access::Shared)
-            .expect("the queue was closed twice");
-        assert!(closed.waiters.is_null());
-        if closed.orphaned {
-            free(&entity, &used);
-        }
-        let frees = usize::from(closed.orphaned)
+        let completer = {
+            let (entity, used) = (Arc::clone(&entity), Arc::clone(&used));
+            thread::spawn(move || {
+                entity.contents.with_mut(|c| unsafe { *c = 42 });
+                let closed = wait_queue::close(entity.header.wait_head(), Access::Shared)
+                    .expect("the queue was closed twice");
+                assert!(closed.waiters.is_null());
+                if closed.orphaned {
+                    free(&entity, &used);
+                }
+                closed.orphaned
+            })
+        };
+        let frees = usize::from(completer.join().unwrap())
             + releasers
                 .into_iter()
                 .map(|r| usize::from(r.join().unwrap()))
@@ -430,19 +516,23 @@ fn the_queue_guard_keeps_an_owner_and_a_rescuer_apart() {
                 queue.with_mut(|q| unsafe { (!(*q).is_empty()).then(|| (*q).remove(0)) })
             })
         };
-        let mut mine = Vec::new();
-        {
-            let _outer = guard.enter();
-            let _inner = guard.enter();
-            queue.with_mut(|q| unsafe { (*q).push(2) });
-        }
-        for _ in 0..2 {
-            let _bracket = guard.enter();
-            if let Some(t) = queue.with_mut(|q| unsafe { (*q).pop() }) {
-                mine.push(t);
+        let owner = thread::spawn(move || {
+            let mut mine = Vec::new();
+            {
+                let _outer = guard.enter();
+                let _inner = guard.enter();
+                queue.with_mut(|q| unsafe { (*q).push(2) });
             }
-        }
+            for _ in 0..2 {
+                let _bracket = guard.enter();
+                if let Some(t) = queue.with_mut(|q| unsafe { (*q).pop() }) {
+                    mine.push(t);
+                }
+            }
+            mine
+        });
         let theirs = rescuer.join().unwrap();
+        let mut mine = owner.join().unwrap();
         mine.extend(theirs);
         mine.sort_unstable();
         assert_eq!(mine, vec![1, 2], "each task comes out exactly once");
