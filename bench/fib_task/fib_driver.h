@@ -7,7 +7,8 @@
  * TBB and OpenMP: spawn both children and wait). F(n) has 2 F(n+1) - 1 nodes.
  *
  * An implementation file defines IMPL_NAME and IMPL_MAX_THREADS (0 = any) before including this
- * header, and after it:
+ * header, and IMPL_HAS_WORKERS if it reads fib_workers (--workers; others refuse the option); and
+ * after it:
  *   static int  impl_setup(int threads, char *err, size_t n);   0 = ok
  *   static long impl_fib(int n, char *err, size_t errn);         F(n), or -1 with err set
  *   static void impl_info(FILE *f);        extra ,"key":value fields for the info line
@@ -35,6 +36,9 @@ static void impl_teardown(void);
 /* In quick mode, n is capped here so every implementation finishes in milliseconds. */
 #define FIB_QUICK_MAX_N 16
 
+/* --workers W: the waits run on W of the T threads (taskdag: a masked space); 0 = all T. */
+static int fib_workers = 0;
+
 static long fib_reference(int n) {
     long a = 0, b = 1;
     int i;
@@ -48,9 +52,10 @@ static long fib_reference(int n) {
 
 static void fib_usage(void) {
     fprintf(stderr,
-            "usage: %s [--n N] [--threads T] [--reps R] [--warmup W] [--quick]\n"
+            "usage: %s [--n N] [--threads T] [--workers W (taskdag only)] [--reps R] [--warmup W]\n"
+            "       [--quick]\n"
             "Computes Fibonacci(N) with one task per call; prints JSON lines; exits 0 only when\n"
-            "every result was F(N).\n",
+            "every result was F(N). --workers: the tasks run on the first W of the T threads.\n",
             IMPL_NAME);
 }
 
@@ -69,6 +74,8 @@ int main(int argc, char **argv) {
             n = (int)bench_parse_int(o, v), ++i;
         } else if (!strcmp(o, "--threads")) {
             threads = (int)bench_parse_int(o, v), ++i;
+        } else if (!strcmp(o, "--workers")) {
+            fib_workers = (int)bench_parse_int(o, v), ++i;
         } else if (!strcmp(o, "--reps")) {
             reps = (int)bench_parse_int(o, v), ++i;
         } else if (!strcmp(o, "--warmup")) {
@@ -81,6 +88,11 @@ int main(int argc, char **argv) {
         }
     }
     if (threads < 1) bench_die(BENCH_EXIT_UNSUPPORTED, "--threads must be >= 1");
+#ifndef IMPL_HAS_WORKERS
+    if (fib_workers != 0) bench_die(BENCH_EXIT_UNSUPPORTED, "%s does not support --workers", IMPL_NAME);
+#endif
+    if (fib_workers < 0 || fib_workers > threads)
+        bench_die(BENCH_EXIT_UNSUPPORTED, "--workers must be in [1, --threads] (0 = all)");
     if (IMPL_MAX_THREADS > 0 && threads > IMPL_MAX_THREADS)
         bench_die(BENCH_EXIT_UNSUPPORTED, "%s supports at most %d thread(s), asked for %d", IMPL_NAME,
                   IMPL_MAX_THREADS, threads);
@@ -94,6 +106,7 @@ int main(int argc, char **argv) {
     if (impl_setup(threads, err, sizeof err) != 0) bench_die(BENCH_EXIT_WRONG, "%s setup failed: %s", IMPL_NAME, err);
     printf("{\"type\":\"info\",\"bench\":\"fib_task\",\"impl\":\"%s\",\"n\":%d,\"threads\":%d,\"nodes\":%.0f",
            IMPL_NAME, n, threads, nodes);
+    if (fib_workers != 0) printf(",\"workers\":%d", fib_workers);
     impl_info(stdout);
     printf("}\n");
     fflush(stdout);

@@ -7,7 +7,8 @@
  * bench_fib_taskdag_borrowed) it is td_task_respawn_when_all, and with FIB_SEPARATE_WHEN_ALL
  * (program bench_fib_taskdag_when_all) Fig. 3.4's own sequence: td_when_all, td_task_respawn on
  * its future, td_future_release. td_initialize(num_threads = T); the scheduler runs on the root
- * Threads instance of T threads and allocates from a 64 MiB pool. */
+ * Threads instance of T threads, or with --workers W on the instance masked to its first W
+ * (td_space_mask), and allocates from a 64 MiB pool. */
 #include <taskdag.h>
 
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #define IMPL_NAME "taskdag"
 #endif
 #define IMPL_MAX_THREADS 0
+#define IMPL_HAS_WORKERS
 #include "fib_driver.h"
 
 typedef struct fib_state {
@@ -84,13 +86,23 @@ static int impl_setup(int threads, char *err, size_t n) {
     td_init_args init = TD_INIT_ARGS_INIT;
     td_pool_args pool = TD_POOL_ARGS_INIT;
     td_scheduler_args args = TD_SCHEDULER_ARGS_INIT;
+    td_space *root = NULL, *masked = NULL;
     td_status s;
     init.num_threads = threads;
     if ((s = td_initialize(&init)) != TD_OK) goto fail;
     pool.min_total_alloc_size = (size_t)64 << 20;
     if ((s = td_pool_create(&pool, &g_pool)) != TD_OK) goto fail;
     args.pool = g_pool;
-    if ((s = td_scheduler_create(&args, &g_sched)) != TD_OK) goto fail;
+    if (fib_workers != 0 && fib_workers < threads) {
+        /* td_space_mask keeps the first ceil(fraction x T) threads: W for (W - 0.5) / T. */
+        if ((s = td_space_threads(&root)) != TD_OK) goto fail;
+        if ((s = td_space_mask(root, ((double)fib_workers - 0.5) / threads, &masked)) != TD_OK) goto fail;
+        args.space = masked;
+    }
+    s = td_scheduler_create(&args, &g_sched);
+    td_space_release(masked);
+    td_space_release(root);
+    if (s != TD_OK) goto fail;
     return 0;
 fail:
     snprintf(err, n, "%s: %s", td_status_string((int)s), td_last_error_message());
