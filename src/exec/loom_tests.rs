@@ -35,9 +35,14 @@ impl Shared {
 }
 
 fn check(model: impl Fn() + Sync + Send + 'static) {
+    check_with_bound(3, model);
+}
+
+/// `check` with another preemption bound (`LOOM_MAX_PREEMPTIONS` still overrides it).
+fn check_with_bound(bound: usize, model: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(3);
+        builder.preemption_bound = Some(bound);
     }
     builder.check(model);
 }
@@ -188,10 +193,13 @@ fn a_masked_block_dispatch_runs_its_blocks_once_and_leaves_the_other_worker_out(
 /// mailbox mark (slot.rs, "Sleeping members"), whether it announces itself before or after the
 /// dispatch is published. The control thread runs the block itself when the member is late, so
 /// a lost wake-up would not hang the dispatch; here the member waits for the generation, so a
-/// lost wake-up leaves it parked for ever, which loom reports as a deadlock.
+/// lost wake-up leaves it parked for ever, which loom reports as a deadlock. The lost wake-up of
+/// a publishing swap without Acquire (the control thread then may read the member's mailbox from
+/// before its SLEEPING mark) takes 4 preemptions to reach: at the suite's bound of 3 loom missed
+/// it. This model is small enough to explore at 6 in a few hundredths of a second.
 #[test]
 fn a_block_dispatch_wakes_a_member_that_announced_it_sleeps() {
-    check(|| {
+    check_with_bound(6, || {
         let mailbox = Arc::new(Mailbox::new());
         let slot = std::sync::Arc::new(Slot::new(2));
         let registered = Arc::new(loom::sync::atomic::AtomicBool::new(false));
