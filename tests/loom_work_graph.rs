@@ -104,6 +104,14 @@ fn a_chain_runs_on_one_worker() {
     run_two_workers(3, &[(0, 1), (1, 2)]);
 }
 
+/// A chain numbered out of order (0, then 2, then 1), which worker 0 runs as one stretch of
+/// narrow heights whose items are not consecutive (`run_ready`'s general path), then two items
+/// after its last, one per worker: worker 1's waits for the stretch's flag or mark.
+#[test]
+fn a_stretch_numbered_out_of_order_hands_its_results_on() {
+    run_two_workers(5, &[(0, 2), (2, 1), (1, 3), (1, 4)]);
+}
+
 /// Three heights of two items, each item after both items of the height before: at every
 /// height each worker waits for the other's item (one item per worker and height).
 #[test]
