@@ -411,7 +411,6 @@ fn a_reader_without_a_reference_sees_the_result_of_a_plain_close() {
     // the completion it sees the result (a race on the result otherwise).
     check(|| {
         let entity = Arc::new(Task::new());
-        let waiter = Arc::new(Task::new());
         entity.header.model_set_refs(1, 0);
         let reader = {
             let entity = Arc::clone(&entity);
@@ -422,10 +421,13 @@ fn a_reader_without_a_reference_sees_the_result_of_a_plain_close() {
                 }
             })
         };
-        let completer = spawn_completer(&entity, &waiter, |entity, _| {
-            entity.contents.with_mut(|c| unsafe { *c = 42 });
-            entity.header.close_if_sole_holder()
-        });
+        let completer = {
+            let entity = Arc::clone(&entity);
+            thread::spawn(move || {
+                entity.contents.with_mut(|c| unsafe { *c = 42 });
+                entity.header.close_if_sole_holder()
+            })
+        };
         assert!(
             completer.join().unwrap(),
             "the completer held the only reference"
