@@ -89,6 +89,33 @@ def speedup_table(bench: dict, shown: list[dict]) -> list[str]:
              "| " + " | ".join(head) + " |", "|" + "---|" + "---:|" * (len(head) - 1)] + rows)
 
 
+def bound_table(bench: dict, shown: list[dict]) -> list[str]:
+    """Lines of a table of the concurrent bounds (`run.py --bound`): for each cell that has
+    them, each implementation's efficiency and the bound it is measured against."""
+    unit = bench["metric"]["unit"]
+    rows = []
+    for cell in bench["results"]:
+        bounds = cell.get("bounds")
+        if not bounds:
+            continue
+        row = [cell["label"], str(cell["threads"])]
+        for impl in shown:
+            b = bounds.get(impl["name"], {})
+            if b.get("status") == "ok":
+                row.append(f"{100 * b['efficiency']:.0f}% of {fmt(b['bound'])}")
+            else:
+                row.append("**FAILED**" if b.get("status") == "failed" else "")
+        rows.append("| " + " | ".join(row) + " |")
+    if not rows:
+        return []
+    head = ["config", "threads"] + [i["name"] for i in shown]
+    return (["", f"Efficiency against the concurrent bound [{unit}]: the same program on one "
+             "thread in as many processes as threads, all at once, one pinned per CPU; bound = "
+             "1 / sum(1 / their medians), the best the threaded run could do on those CPUs; "
+             "efficiency = bound / the threaded median", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" + "---:|" * (len(head) - 1)] + rows)
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
@@ -148,6 +175,7 @@ def markdown(doc: dict, svg_names: dict[str, str]) -> str:
                     row.append(f"{r:.2f}" if r is not None else "")
             out.append("| " + " | ".join(row) + " |")
         out += speedup_table(bench, shown)
+        out += bound_table(bench, shown)
         for extra in bench.get("extra_metrics", []):
             out += ["", f"{extra['title']} [{extra['unit']}], median", ""]
             head = ["config", "threads"] + [i["name"] for i in shown]

@@ -16,7 +16,14 @@ CPUs available, plus that count), --reps R, --warmup W, --processes N (each prog
 processes per thread count, taking turns with its peers; every repetition pooled), --machine LABEL,
 --no-write,
 --results-dir DIR, --update-docs (put the tables into docs/PERFORMANCE.md), --no-cargo (use the
-existing target/release/libtaskdag.so), --timeout S.
+existing target/release/libtaskdag.so), --timeout S, --bound (below).
+
+--bound: for each thread count T > 1 of fib_task and work_graph, every implementation also runs as
+T one-thread processes at once, one pinned to each of the first T CPUs. Their per-item times t_c
+give the best the T-thread run could do on those CPUs in that minute, 1 / sum(1 / t_c), and the
+run's efficiency is that bound over its median. On a VM whose vCPUs run at different speeds
+(the 16-core GPU machine: 60-125 ns per Fibonacci node on one vCPU, depending on which) this
+separates what the scheduler loses from what the CPUs were worth.
 
 Outside --quick, the machine's parallel capacity (bench/machine/vcpu_speed: the same loop on each
 CPU alone and on all at once) is measured before and after the benchmarks and reported with them:
@@ -34,6 +41,7 @@ bench/CMakeLists.txt with bench_program(...) and append a Benchmark descriptor t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import json
@@ -91,6 +99,9 @@ class Benchmark:
     full_args: list[str] = dataclasses.field(default_factory=list)
     quick_args: list[str] = dataclasses.field(default_factory=list)
     threaded: bool = True                            # run at each thread count (else 1)
+    # The metric is wall time per unit of a fixed amount of work, so T one-thread processes
+    # running at once bound what T threads can reach (`--bound`, `concurrent_bound`).
+    bound: bool = False
     # Exit status 2 (unsupported, e.g. no GPU on this machine) skips instead of failing.
     skip_unsupported: bool = False
 
@@ -166,6 +177,7 @@ BENCHMARKS: list[Benchmark] = [
                    ["--shape", "random", "--size", "1000000", "--degree", "4", "--window", "64"]),
         ],
         metric=Metric("ns_per_item", "ns", True, "ns per work item (wall time / items)"),
+        bound=True,
         extra_metrics=[Metric("mitems_per_s", "Mitems/s", False, "Mitems/s"),
                        Metric("parallelism", "items", False,
                               "Available parallelism of the graph: items / items on its longest "
@@ -314,10 +326,14 @@ BENCHMARKS: list[Benchmark] = [
         configs=[Config(f"n={n}", f"F({n})", ["--n", str(n)]) for n in (20, 24, 27, 30)],
         metric=Metric("ns_per_node", "ns", True, "ns per node (wall time / nodes)"),
         extra_metrics=[Metric("mnodes_per_s", "Mnodes/s", False, "Mnodes/s")],
+        bound=True,
         full_args=[],
         quick_args=["--quick"],
     ),
 ]
+
+assert all(b.metric.lower_is_better for b in BENCHMARKS if b.bound), \
+    "a concurrent bound is defined for a time per unit of work"
 
 # Shared libraries that every Linux machine has (glibc and the loader); everything else a
 # program needs is copied into a pack's lib/.
@@ -585,8 +601,11 @@ def summarize(values: list[float], unit: str) -> dict:
             "unit": unit, "values": values}
 
 
-def run_one(bench: Benchmark, impl: Impl, cfg: Config, threads: int, program: dict | None,
-            manifest: dict, env: dict, args) -> dict:
+def program_command(bench: Benchmark, impl: Impl, cfg: Config, threads: int,
+                    program: dict | None, manifest: dict, env: dict,
+                    args) -> tuple[list[str], dict] | dict:
+    """The command line and environment that run `impl` on `cfg` with `threads` threads, or the
+    figure that stands for a run that cannot happen (skipped, n/a, failed to load)."""
     if program is None:
         return {"status": "skipped", "reason": "program not declared in bench/CMakeLists.txt"}
     if program["status"] != "built":
@@ -599,14 +618,28 @@ def run_one(bench: Benchmark, impl: Impl, cfg: Config, threads: int, program: di
         env = dict(env, LD_LIBRARY_PATH=program["ld_library_path"])
     exe = Path(manifest["bin_dir"]) / impl.binary
     mode_args = bench.quick_args if args.quick else bench.full_args
-    cmd = [str(exe), *cfg.args, "--threads", str(threads), "--reps", str(args.reps),
-           "--warmup", str(args.warmup), *mode_args]
+    return ([str(exe), *cfg.args, "--threads", str(threads), "--reps", str(args.reps),
+             "--warmup", str(args.warmup), *mode_args], env)
+
+
+def run_one(bench: Benchmark, impl: Impl, cfg: Config, threads: int, program: dict | None,
+            manifest: dict, env: dict, args) -> dict:
+    prepared = program_command(bench, impl, cfg, threads, program, manifest, env, args)
+    if isinstance(prepared, dict):
+        return prepared
+    cmd, env = prepared
     try:
         res = run_quietly(cmd, env, args.timeout)
     except subprocess.TimeoutExpired:
         return {"status": "failed", "reason": f"timed out after {args.timeout} s", "command": cmd}
     except OSError as e:
         return {"status": "failed", "reason": f"could not start: {e}", "command": cmd}
+    return parse_run(bench, res, args)
+
+
+def parse_run(bench: Benchmark, res: subprocess.CompletedProcess, args) -> dict:
+    """The figure of one finished program run: its metrics if it validated, else why not."""
+    cmd = res.args
     lines, bad = [], []
     for line in res.stdout.splitlines():
         try:
@@ -636,6 +669,58 @@ def run_one(bench: Benchmark, impl: Impl, cfg: Config, threads: int, program: di
     for m in [bench.metric, *bench.extra_metrics]:
         out[m.field] = summarize([float(x[m.field]) for x in meas], m.unit)
     return out
+
+
+def concurrent_bound(bench: Benchmark, impl: Impl, cfg: Config, threads: int,
+                     program: dict | None, manifest: dict, env: dict, args,
+                     figure: dict) -> dict:
+    """What `threads` threads of `impl` could reach on these CPUs: one one-thread process pinned
+    to each of the first `threads` CPUs of the runner's affinity, all started at once, so that
+    each runs at the speed its CPU has while every other one is busy too (on a VM whose vCPUs
+    share cores with other tenants these differ by up to 2x, and the fast ones move between
+    calls). Together they do `threads` units of the work in the time each takes; so the
+    threaded run, which does one, could at best take 1 / sum(1 / t_c) per item, `bound`.
+    `efficiency` = bound / the threaded median: how much of the machine the scheduler turned
+    into speed, free of what the CPUs themselves were worth in that run."""
+    cpus = sorted(os.sched_getaffinity(0))[:threads]
+    if len(cpus) < threads:
+        return {"status": "n/a", "reason": f"{len(cpus)} CPUs available"}
+    prepared = program_command(bench, impl, cfg, 1, program, manifest, env, args)
+    if isinstance(prepared, dict):
+        return prepared
+    cmd, env = prepared
+    runs = []
+    with contextlib.ExitStack() as stack:
+        started = []
+        for cpu in cpus:
+            out = stack.enter_context(tempfile.TemporaryFile("w+"))
+            err = stack.enter_context(tempfile.TemporaryFile("w+"))
+            try:
+                proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env,
+                                        preexec_fn=lambda c=cpu: os.sched_setaffinity(0, {c}))
+            except OSError as e:
+                return {"status": "failed", "reason": f"could not start: {e}", "command": cmd}
+            started.append((proc, out, err))
+        for proc, out, err in started:
+            try:
+                code = proc.wait(timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                for p, _, _ in started:
+                    p.kill()
+                return {"status": "failed", "reason": f"timed out after {args.timeout} s",
+                        "command": cmd}
+            out.seek(0)
+            err.seek(0)
+            runs.append(parse_run(bench, subprocess.CompletedProcess(cmd, code, out.read(),
+                                                                     err.read()), args))
+    failed = next((r for r in runs if r["status"] != "ok"), None)
+    if failed:
+        return failed
+    field = bench.metric.field
+    per_cpu = [r[field]["median"] for r in runs]
+    bound = 1 / sum(1 / t for t in per_cpu)
+    return {"status": "ok", "cpus": cpus, "per_cpu": per_cpu, "bound": bound,
+            "efficiency": bound / figure[field]["median"]}
 
 
 def run_quietly(cmd: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
@@ -756,8 +841,28 @@ def run_all(benches: list[Benchmark], manifest: dict, env: dict, args) -> tuple[
                         continue
                     ratios[impl.name] = (fig[bench.metric.field]["median"]
                                          / ours[bench.metric.field]["median"])
-                cells.append({"config": cfg.key, "label": cfg.label, "threads": t,
-                              "figures": figures, "ratios": ratios})
+                cell = {"config": cfg.key, "label": cfg.label, "threads": t,
+                        "figures": figures, "ratios": ratios}
+                if args.bound and bench.bound and t > 1:
+                    cell["bounds"] = {}
+                    for impl in bench.impls:
+                        if figures[impl.name]["status"] != "ok":
+                            continue
+                        b = concurrent_bound(bench, impl, cfg, t,
+                                             programs.get((bench.name, impl.name)), manifest,
+                                             env, args, figures[impl.name])
+                        cell["bounds"][impl.name] = b
+                        if b["status"] == "ok":
+                            log(f"   {cfg.label:>16}  t={t:<3} {impl.name:<10} bound "
+                                f"{b['bound']:10.2f} {bench.metric.unit}  efficiency "
+                                f"{100 * b['efficiency']:.0f}%")
+                        elif b["status"] == "failed":
+                            log(f"   {cfg.label:>16}  t={t:<3} {impl.name:<10} bound FAILED: "
+                                f"{b['reason']}")
+                            failures.append({"bench": bench.name, "config": cfg.key,
+                                             "threads": t, "impl": impl.name + " (bound)",
+                                             "reason": b["reason"]})
+                cells.append(cell)
         out.append({
             "name": bench.name, "title": bench.title, "description": bench.description,
             "ours": bench.ours.name,
@@ -805,6 +910,11 @@ def main() -> int:
     ap.add_argument("--no-cargo", action="store_true",
                     help="do not run cargo; use the existing release libtaskdag.so")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per program run")
+    ap.add_argument("--bound", action="store_true",
+                    help="also run, for each thread count T > 1 of the task and work-graph "
+                         "benchmarks, T one-thread processes at once, one pinned per CPU: the "
+                         "best T threads could do on these CPUs, and each implementation's "
+                         "efficiency against it")
     args = ap.parse_args()
     if args.reps is None:
         args.reps = 1 if args.quick else 5
@@ -861,6 +971,7 @@ def main() -> int:
                             .total_seconds(), 1),
         "command": shlex.join(["python3", "bench/run.py", *sys.argv[1:]]),
         "settings": {"quick": args.quick, "reps": args.reps, "warmup": args.warmup,
+                     "bound": args.bound,
                      "processes": args.processes,
                      "threads": thread_list(args), "arch": manifest.get("arch")},
         "machine_capacity": [c for c in (capacity_before, capacity_after) if c],

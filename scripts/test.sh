@@ -43,8 +43,8 @@ cmake -S . -B build/test -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/test -j "$jobs"
 ctest --test-dir build/test --output-on-failure -j "$jobs"
 
-step "benchmark smoke test (quick mode; timings are not checked, results are)"
-python3 bench/run.py --quick --no-write
+step "benchmark smoke test (quick mode, with the concurrent bounds; timings are not checked, results are)"
+python3 bench/run.py --quick --no-write --bound
 
 step "task DAG stress in release mode (fib(27) x 100 at 2 and 8 workers, random DAGs)"
 cargo test --release --test task_stress
