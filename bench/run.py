@@ -692,6 +692,9 @@ def concurrent_bound(bench: Benchmark, impl: Impl, cfg: Config, threads: int,
     runs = []
     with contextlib.ExitStack() as stack:
         started = []
+        # However this block is left, no process of it outlives it.
+        stack.callback(lambda: [(p.kill(), p.wait()) for p, _, _ in started
+                                if p.poll() is None])
         for cpu in cpus:
             out = stack.enter_context(tempfile.TemporaryFile("w+"))
             err = stack.enter_context(tempfile.TemporaryFile("w+"))
@@ -705,8 +708,6 @@ def concurrent_bound(bench: Benchmark, impl: Impl, cfg: Config, threads: int,
             try:
                 code = proc.wait(timeout=args.timeout)
             except subprocess.TimeoutExpired:
-                for p, _, _ in started:
-                    p.kill()
                 return {"status": "failed", "reason": f"timed out after {args.timeout} s",
                         "command": cmd}
             out.seek(0)
