@@ -770,8 +770,8 @@ typedef struct td_scheduler_stats {
   uint64_t waits;
   /**
    * Workers left out of td_wait calls, summed over the calls: a worker that was late to leave
-   * earlier waits (its core shared with another busy process) sits out the next ones for a
-   * while. Zero on a machine where nothing else runs. (Added after the first version: a
+   * earlier waits, or waited for its CPU during them (its core shared with another busy
+   * process), sits out the next ones for a while. Zero on a machine where nothing else runs. (Added after the first version: a
    * caller compiled without it passes a smaller struct_size and gets the fields before it.)
    */
   uint64_t workers_sat_out;

@@ -12,6 +12,7 @@ pub mod memory_space;
 pub mod parallel;
 pub mod pool;
 pub mod priority;
+mod run_delay;
 pub mod runtime;
 mod sync;
 pub mod task;

@@ -141,9 +141,12 @@ static void impl_teardown(void) {
     /* Not in impl_fib: the statistics include the pool's, which walk every superblock. */
     g_stats = (td_scheduler_stats)TD_SCHEDULER_STATS_INIT;
     td_scheduler_statistics(g_sched, &g_stats);
-    fprintf(stderr, "taskdag: %llu tasks spawned, peak alive %llu (%llu bytes), steals %llu\n",
+    fprintf(stderr,
+            "taskdag: %llu tasks spawned, peak alive %llu (%llu bytes), steals %llu, workers sat "
+            "out %llu\n",
             (unsigned long long)g_stats.tasks_spawned, (unsigned long long)g_stats.peak_alive,
-            (unsigned long long)g_stats.peak_bytes, (unsigned long long)g_stats.steals);
+            (unsigned long long)g_stats.peak_bytes, (unsigned long long)g_stats.steals,
+            (unsigned long long)g_stats.workers_sat_out);
     td_scheduler_release(g_sched);
     td_pool_release(g_pool);
     td_finalize();

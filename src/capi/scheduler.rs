@@ -96,8 +96,8 @@ pub struct td_scheduler_stats {
     /// td_wait calls that ran.
     pub waits: u64,
     /// Workers left out of td_wait calls, summed over the calls: a worker that was late to leave
-    /// earlier waits (its core shared with another busy process) sits out the next ones for a
-    /// while. Zero on a machine where nothing else runs. (Added after the first version: a
+    /// earlier waits, or waited for its CPU during them (its core shared with another busy
+    /// process), sits out the next ones for a while. Zero on a machine where nothing else runs. (Added after the first version: a
     /// caller compiled without it passes a smaller struct_size and gets the fields before it.)
     pub workers_sat_out: u64,
 }

@@ -34,6 +34,19 @@ pub(crate) fn return_if_on_a_worker(home: Option<usize>, workers: &[Option<usize
     }
 }
 
+/// Moves the calling thread to `cpu` unless it runs there now. For a pool's rank 0 that takes
+/// the CPU of a worker left out of a dispatch (`Space::run_on_all_lazily`); the next dispatch
+/// that does not moves it back home.
+pub(crate) fn go_to(cpu: Option<usize>) {
+    let Some(cpu) = cpu else {
+        return;
+    };
+    // SAFETY: sched_getcpu has no preconditions.
+    if usize::try_from(unsafe { libc::sched_getcpu() }) != Ok(cpu) {
+        move_to(cpu);
+    }
+}
+
 #[cold]
 fn move_to(cpu: usize) {
     if cpu >= libc::CPU_SETSIZE as usize {

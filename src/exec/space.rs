@@ -237,8 +237,14 @@ impl Space {
     /// names), and this returns when all that were called in have returned. For work that needs the other threads only
     /// sometimes, so that it does not pay for starting and joining them when it does not (the
     /// task DAG's wait). Errors as `run_on_all`.
+    ///
+    /// `home` is the rank whose CPU the control thread runs on: 0 for its own (where a
+    /// dispatch moves it back when the OS put it on a worker's CPU, `home_cpu.rs`), or a rank
+    /// the caller leaves out (`Recruit::only`) whose CPU it takes for this run, when the
+    /// control thread is the pool's creating thread and that rank is pinned.
     pub fn run_on_all_lazily(
         &self,
+        home: usize,
         work: &(dyn Fn(Worker) + Sync),
         lead: &dyn Fn(&Recruit<'_>),
     ) -> Result<()> {
@@ -250,7 +256,8 @@ impl Space {
         let size = t.active;
         let per_rank = |rank: usize| current::in_parallel(|| work(Worker { rank, size }));
         let lead = |recruit: &Recruit<'_>| current::in_parallel(|| lead(recruit));
-        t.pool.dispatch_lazily(&t.members[..size], &per_rank, &lead);
+        t.pool
+            .dispatch_lazily(&t.members[..size], home.min(size - 1), &per_rank, &lead);
         Ok(())
     }
 

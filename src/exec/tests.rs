@@ -54,7 +54,7 @@ fn a_late_joining_dispatch_runs_only_the_members_it_calls_in() {
     for round in 0..50 {
         let ran = Mutex::new(Vec::new());
         space
-            .run_on_all_lazily(&|w| ran.lock().unwrap().push(w.rank), &|recruit| {
+            .run_on_all_lazily(0, &|w| ran.lock().unwrap().push(w.rank), &|recruit| {
                 recruit.only(|rank| rank != 2);
                 recruit.all(); // a second call posts nothing
             })
@@ -678,4 +678,38 @@ fn an_unpinned_rank_0_found_on_a_workers_cpu_returns_to_its_own() {
     let seen = cpu_of_rank_0(&space);
     set_affinity(cpus);
     assert_eq!(seen, worker);
+}
+
+/// A lazy dispatch may run its control thread, the pool's rank 0, on the CPU of a member it
+/// leaves out (`Space::run_on_all_lazily`'s `home`); the next ordinary dispatch takes it home.
+#[test]
+fn a_lazy_dispatch_runs_rank_0_on_the_cpu_of_the_member_it_leaves_out() {
+    let cpus = crate::topology::available_cpus();
+    if cpus.len() < 2 {
+        return;
+    }
+    let space = Space::threads(&PoolOptions {
+        threads: 2,
+        cpus: cpus[..2].to_vec(),
+        idle_spin: Some(TEST_IDLE_SPIN),
+        ..PoolOptions::default()
+    })
+    .unwrap();
+    for _ in 0..5 {
+        let seen = AtomicUsize::new(usize::MAX);
+        space
+            .run_on_all_lazily(1, &|_| panic!("the member left out ran"), &|recruit| {
+                recruit.only(|rank| rank != 1);
+                // SAFETY: sched_getcpu has no preconditions.
+                let cpu = unsafe { libc::sched_getcpu() };
+                seen.store(usize::try_from(cpu).unwrap(), Ordering::Relaxed);
+            })
+            .unwrap();
+        assert_eq!(
+            seen.into_inner(),
+            cpus[1],
+            "rank 0 did not run on member 1's CPU"
+        );
+        assert_eq!(cpu_of_rank_0(&space), cpus[0], "rank 0 did not return home");
+    }
 }

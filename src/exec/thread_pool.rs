@@ -156,9 +156,11 @@ impl ThreadPool {
     /// Like `dispatch`, but only the calling thread starts: it runs `lead`, and the other
     /// members run `work(i)` once `lead` calls `Recruit::all` (recruit.rs). Blocks until every
     /// member that was called in returns; rethrows a panic.
+    /// The control thread runs on the CPU of `members[home]` (`Space::run_on_all_lazily`).
     pub(crate) fn dispatch_lazily(
         &self,
         members: &[usize],
+        home: usize,
         work: &(dyn Fn(usize) + Sync),
         lead: &dyn Fn(&Recruit<'_>),
     ) {
@@ -166,7 +168,11 @@ impl ThreadPool {
             lead(&Recruit::none());
             return;
         }
-        self.keep_rank0_home(members[0]);
+        if home == 0 {
+            self.keep_rank0_home(members[0]);
+        } else if members[0] == 0 {
+            home_cpu::go_to(self.shared.cpus[members[home]]);
+        }
         let job = Job::new(work, 0);
         let recruit = Recruit::new(&self.shared.mailboxes, members, &job);
         job.run_lead(|| lead(&recruit));

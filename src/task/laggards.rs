@@ -1,4 +1,5 @@
-//! Workers that leave a wait late are left out of the next waits for a while.
+//! Workers that leave a wait late, or that lost their CPU during it, are left out of the next
+//! waits for a while.
 //!
 //! A wait returns only when every worker it called in has left its loop (the dispatch joins
 //! them), and an idle worker leaves only when its thread runs. A worker whose core another busy
@@ -9,23 +10,42 @@
 //! which every wait took a time slice. oneTBB, whose wait returns when its task group is done,
 //! took 0.3 ms per wait (`bench/results/16-core-gpu-machine-session23-rescues-and-laggards.md`).
 //!
-//! So the waiting thread measures how long after its own part it waited for the others. When
-//! that is more than `LATE` twice within `CONFIRM_WITHIN` for the same worker (the one that
-//! left last), that worker is left out of the waits that start in the next `FIRST_LEAVE`,
-//! doubled for each further late exit less than `FORGET_AFTER` after
-//! the previous leave ended, up to 2^(`MAX_STRIKES` - 1) times. A worker left out is not
-//! called in (`Recruit::only`): its thread sleeps in the pool, and its core is the other
+//! The same slice is lost inside a wait when the worker is switched out while it holds work:
+//! the task in hand and the parents on its stack that ran it ahead cannot be rescued by other
+//! workers (executor.rs). Beside one busy loop, F(27) on 16 workers took one slice (3-4 ms) in
+//! nearly every wait, and the late exits did not show it (session 30). So a worker also looks,
+//! when it leaves a wait that took `LATE` or more, at how long its thread waited for its CPU
+//! since it last looked (`run_delay.rs`); `LATE` or more is a lost core (`Worker::lost_core`),
+//! which counts like a late exit of that worker.
+//!
+//! The waiting thread measures how long after its own part it waited for the others (the
+//! worker that left last is late when that is more than `LATE`). A worker late or with a lost
+//! core twice within `CONFIRM_WITHIN` is left out of the waits that start in the next
+//! `FIRST_LEAVE`, doubled for each further strike less than `FORGET_AFTER` after the previous
+//! leave ended, up to 2^(`MAX_STRIKES` - 1) times.
+//!
+//! Rank 0 is the waiting thread itself and always takes part, and the other process may as
+//! well share its CPU (it did in several of session 31's processes beside one busy loop,
+//! whose waits then all lost a slice). So the waiting thread looks too, after the wait; when it is struck out, it
+//! is displaced instead: the last worker not out on its own account stands in (`stand_in`),
+//! sits out, and the waiting thread runs the waits on the stand-in's CPU
+//! (`Space::run_on_all_lazily`'s `home`). Leaving the stand-in out alone, with rank 0 sent
+//! back to its own CPU at every wait as usual, did not help (session 31: beside a busy loop
+//! pinned to rank 0's CPU, 35 of 40 waits of F(27) still lost a slice).
+//!
+//! A worker left out is not called in (`Recruit::only`): its thread sleeps in the pool, and its core is the other
 //! process's. It counts as idle for the whole wait, which it is (executor.rs, "Termination"):
 //! no task in hand, empty queues (its last wait ended with them empty), and nobody pushes into
 //! them; a task handed to it on a request of an earlier wait would sit in its mailbox until an
 //! idle worker raids it. Nobody asks it for work (`Worker::ask_for_work`). At most half of the
 //! workers besides rank 0 are left out at once, and none where team tasks need whole teams of
-//! several threads. Rank 0 is the waiting thread itself and always takes part.
+//! several threads.
 
 use std::time::{Duration, Instant};
 
-/// A worker that leaves this long after the waiting thread's own part is late.
-const LATE: Duration = Duration::from_millis(1);
+/// A worker that leaves this long after the waiting thread's own part is late; one that waited
+/// this long for its CPU lost its core.
+pub(crate) const LATE: Duration = Duration::from_millis(1);
 /// How long a late worker is left out the first time. Beside four busy processes (F(20) on 16
 /// workers, means of 1000 waits, session 23, without `CONFIRM_WITHIN`): 100 ms 14.2-21.5 ns per
 /// node, 20 ms 22.5-25.0, never left out 59.6-75.8 (oneTBB 12.8-13.5).
@@ -73,13 +93,43 @@ impl Laggards {
 
     /// Whether worker `rank` takes part in a wait that starts at `now`.
     pub(crate) fn takes_part(&self, rank: usize, now: Instant) -> bool {
-        rank == 0 || self.workers[rank].out_until.map_or(true, |t| now >= t)
+        rank == 0 || (!self.is_out(rank, now) && Some(rank) != self.stand_in(now))
+    }
+
+    fn is_out(&self, rank: usize, now: Instant) -> bool {
+        self.workers[rank].out_until.is_some_and(|t| now < t)
+    }
+
+    /// While rank 0 is displaced (it lost its core), the worker that sits out a wait starting
+    /// at `now` so that the waiting thread runs the wait on that worker's CPU: the last rank not
+    /// out on its own account.
+    pub(crate) fn stand_in(&self, now: Instant) -> Option<usize> {
+        if !self.is_out(0, now) {
+            return None;
+        }
+        (1..self.workers.len())
+            .rev()
+            .find(|&r| !self.is_out(r, now))
     }
 
     /// After a wait that ended at `now`: the last worker to leave was `last` (0 for none
     /// besides the waiting thread), `tail` after the waiting thread's own part ended.
     pub(crate) fn record(&mut self, last: usize, tail: Duration, now: Instant) {
-        if !self.enabled || last == 0 || last >= self.workers.len() || tail < LATE {
+        if last != 0 && tail >= LATE {
+            self.strike(last, now);
+        }
+    }
+
+    /// After a wait that ended at `now`: worker `rank` waited `LATE` or more for its CPU since
+    /// it last looked (`Worker::lost_core`; rank 0: `Shared::lost_core_since`).
+    pub(crate) fn record_lost_core(&mut self, rank: usize, now: Instant) {
+        self.strike(rank, now);
+    }
+
+    /// A late exit or a lost core of worker `rank`: a suspect the first time, left out when it
+    /// happens again soon (rank 0: displaced, `stand_in`).
+    fn strike(&mut self, rank: usize, now: Instant) {
+        if !self.enabled || rank >= self.workers.len() {
             return;
         }
         let out = (1..self.workers.len())
@@ -88,7 +138,7 @@ impl Laggards {
         if out >= (self.workers.len() - 1) / 2 {
             return;
         }
-        let w = &mut self.workers[last];
+        let w = &mut self.workers[rank];
         w.strikes = match w.out_until {
             Some(t) if now < t + FORGET_AFTER => (w.strikes + 1).min(MAX_STRIKES),
             _ => match w.suspect_since {
@@ -178,6 +228,60 @@ mod tests {
             teams.takes_part(2, t0),
             "disabled for teams of several threads"
         );
+    }
+
+    #[test]
+    fn a_lost_core_counts_like_a_late_exit() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut l = Laggards::new(4, true);
+        l.record_lost_core(3, t0);
+        assert!(l.takes_part(3, t0), "once: a suspect");
+        l.record(3, LATE, t0 + ms(1));
+        assert!(!l.takes_part(3, t0 + ms(1)), "then a late exit: left out");
+        assert!(l.takes_part(3, t0 + ms(1) + FIRST_LEAVE));
+        let t1 = t0 + ms(1) + FIRST_LEAVE;
+        l.record_lost_core(3, t1);
+        assert!(
+            !l.takes_part(3, t1 + 2 * FIRST_LEAVE - ms(1)),
+            "lost again soon after the leave: twice as long"
+        );
+        let mut teams = Laggards::new(4, false);
+        teams.record_lost_core(2, t0);
+        teams.record_lost_core(2, t0);
+        assert!(
+            teams.takes_part(2, t0),
+            "disabled for teams of several threads"
+        );
+    }
+
+    #[test]
+    fn a_displaced_rank_0_takes_the_core_of_the_last_worker_not_out() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut l = Laggards::new(6, true);
+        assert_eq!(l.stand_in(t0), None);
+        l.record_lost_core(0, t0);
+        assert_eq!(l.stand_in(t0), None, "once: a suspect");
+        l.record_lost_core(0, t0 + ms(1));
+        let t1 = t0 + ms(1);
+        assert_eq!(l.stand_in(t1), Some(5));
+        assert!(l.takes_part(0, t1), "rank 0 always takes part");
+        assert!(!l.takes_part(5, t1), "the stand-in sits out");
+        assert!((1..5).all(|r| l.takes_part(r, t1)));
+        // Worker 5 out on its own account: the next one stands in.
+        l.record_lost_core(5, t1);
+        l.record_lost_core(5, t1);
+        assert_eq!(l.stand_in(t1), Some(4));
+        assert!(!l.takes_part(4, t1) && !l.takes_part(5, t1));
+        // Both leaves, begun at t1, end together.
+        let t2 = t1 + FIRST_LEAVE;
+        assert_eq!(l.stand_in(t2), None);
+        assert!((1..6).all(|r| l.takes_part(r, t2)));
+        // Displaced again soon after: twice as long.
+        l.record_lost_core(0, t2 + ms(1));
+        assert_eq!(l.stand_in(t2 + ms(1) + 2 * FIRST_LEAVE - ms(1)), Some(5));
+        assert_eq!(l.stand_in(t2 + ms(1) + 2 * FIRST_LEAVE), None);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 
 use super::block_cache;
 use super::header::Access;
-use super::laggards::Laggards;
+use super::laggards::{Laggards, LATE};
 use super::ready_stack::ReadyStack;
 use super::statistics::{SchedulerStatistics, Totals};
 use super::team_task::TeamState;
@@ -86,11 +86,22 @@ pub(crate) struct Shared {
     pub(crate) done: CachePadded<AtomicBool>,
     /// The rank of the worker other than rank 0 that left the current wait last (0 for none).
     pub(crate) last_to_leave: AtomicUsize,
+    /// Set when a worker of the current wait set its `lost_core`, so that the waiting thread
+    /// looks at the workers' flags only then.
+    pub(crate) any_lost_core: AtomicBool,
+    /// Whether workers are left out of waits (`laggards.rs`): several workers, teams of one.
+    pub(crate) tracks_lateness: bool,
+    /// When the current wait started, in nanoseconds after `epoch`; `tracks_lateness` only.
+    pub(crate) wait_started: AtomicU64,
+    pub(crate) epoch: Instant,
     /// Workers late to leave a wait, left out of the next ones (`laggards.rs`).
-    laggards: Mutex<Laggards>,
+    pub(crate) laggards: Mutex<Laggards>,
     /// Tests: the rank of a worker that leaves every wait 3 ms late (0 for none).
     #[cfg(test)]
     pub(crate) leave_late: AtomicUsize,
+    /// Tests: late exits are not counted (`laggards.rs`), so that lost cores alone are.
+    #[cfg(test)]
+    pub(crate) ignore_late_exits: AtomicBool,
     wait_running: AtomicBool,
     foreign_ops: AtomicUsize,
     /// Live entities plus one while a handle exists.
@@ -127,7 +138,9 @@ impl Shared {
     }
 
     /// Before a wait: which workers it calls in (`laggards.rs`), counted in the statistics.
-    fn choose_workers(&self, laggards: &Laggards) {
+    /// Returns the rank on whose CPU the waiting thread runs the wait: 0 for its own, or the
+    /// stand-in that sits out while rank 0 is displaced (`Laggards::stand_in`).
+    fn choose_workers(&self, laggards: &Laggards) -> usize {
         let start = Instant::now();
         let mut sat_out = 0;
         for w in self.workers.iter() {
@@ -140,6 +153,20 @@ impl Shared {
             .workers_sat_out
             .fetch_add(sat_out, Ordering::Relaxed);
         self.last_to_leave.store(0, Ordering::Relaxed);
+        let started = start.duration_since(self.epoch).as_nanos() as u64;
+        // Relaxed: the posts that call the workers in publish it.
+        self.wait_started.store(started, Ordering::Relaxed);
+        laggards.stand_in(start).unwrap_or(0)
+    }
+
+    /// Whether the calling thread, at the end of its part of a wait that started at `started`
+    /// (`wait_started`), waited `LATE` or more for its CPU (`run_delay.rs`) since it last looked.
+    /// It looks only when the wait took `LATE` (the look costs a few microseconds, and a
+    /// shorter wait lost no time slice).
+    pub(crate) fn lost_core_since(&self, started: u64) -> bool {
+        let now = self.epoch.elapsed().as_nanos() as u64;
+        now.saturating_sub(started) >= LATE.as_nanos() as u64
+            && crate::run_delay::since_last_look().is_some_and(|waited| waited >= LATE)
     }
 
     /// Starts an operation from outside the scheduler's workers; `Busy` while a wait runs.
@@ -301,9 +328,15 @@ impl Scheduler {
             team_ready: CachePadded(std::array::from_fn(|_| AtomicIsize::new(0))),
             done: CachePadded(AtomicBool::new(false)),
             last_to_leave: AtomicUsize::new(0),
+            any_lost_core: AtomicBool::new(false),
+            tracks_lateness: n > 1 && team_size == 1,
+            wait_started: AtomicU64::new(0),
+            epoch: Instant::now(),
             laggards: Mutex::new(Laggards::new(n, n > 1 && team_size == 1)),
             #[cfg(test)]
             leave_late: AtomicUsize::new(0),
+            #[cfg(test)]
+            ignore_late_exits: AtomicBool::new(false),
             wait_running: AtomicBool::new(false),
             foreign_ops: AtomicUsize::new(0),
             alive: AtomicI64::new(1),
@@ -417,13 +450,16 @@ impl Scheduler {
         let mut laggards = shared.laggards.lock().unwrap_or_else(|p| p.into_inner());
         // Not with one worker, nor with teams of several: no clock read in their waits.
         let track = laggards.enabled();
-        if track {
-            shared.choose_workers(&laggards);
-        }
+        let home = if track {
+            shared.choose_workers(&laggards)
+        } else {
+            0
+        };
         let lead_left = Cell::new(None);
         {
             let _clear = ClearThreads(&shared.threads);
             shared.space.run_on_all_lazily(
+                home,
                 &|w| shared.workers[w.rank].run_loop(shared, true),
                 &|recruit| {
                     shared.workers[0].run_lead(shared, recruit);
@@ -437,7 +473,24 @@ impl Scheduler {
             // After the dispatch joined every worker it called in: Relaxed suffices.
             let now = Instant::now();
             let last = shared.last_to_leave.load(Ordering::Relaxed);
-            laggards.record(last, now.duration_since(left), now);
+            let tail = now.duration_since(left);
+            #[cfg(test)]
+            let tail = if shared.ignore_late_exits.load(Ordering::Relaxed) {
+                std::time::Duration::ZERO
+            } else {
+                tail
+            };
+            laggards.record(last, tail, now);
+            if shared.lost_core_since(shared.wait_started.load(Ordering::Relaxed)) {
+                laggards.record_lost_core(0, now);
+            }
+            if shared.any_lost_core.swap(false, Ordering::Relaxed) {
+                for w in shared.workers.iter() {
+                    if w.lost_core.swap(false, Ordering::Relaxed) {
+                        laggards.record_lost_core(w.rank, now);
+                    }
+                }
+            }
         }
         drop(laggards);
         shared.totals.waits.fetch_add(1, Ordering::Relaxed);

@@ -106,8 +106,9 @@ pub struct SchedulerStatistics {
     pub pool_high_water_bytes: u64,
     /// Waits that ran.
     pub waits: u64,
-    /// Workers left out of waits, summed over the waits: a worker late to leave earlier waits
-    /// sits out the next ones for a while (`laggards.rs`, docs/tasks.md "Threads").
+    /// Workers left out of waits, summed over the waits: a worker late to leave earlier waits,
+    /// or that lost its CPU to another thread during them, sits out the next ones for a while
+    /// (`laggards.rs`, docs/tasks.md "Threads").
     pub workers_sat_out: u64,
 }
 
