@@ -1,5 +1,6 @@
 //! Workers that leave a wait late, or that lost their CPU during it, are left out of the next
-//! waits for a while.
+//! waits for a while. Work-graph runs use the same record for lost cores (`work_graph/
+//! lost_cores.rs`).
 //!
 //! A wait returns only when every worker it called in has left its loop (the dispatch joins
 //! them), and an idle worker leaves only when its thread runs. A worker whose core another busy
@@ -84,6 +85,19 @@ impl Laggards {
             workers: vec![Record::default(); workers],
             enabled,
         }
+    }
+
+    /// For a work-graph plan, which may run on spaces of different sizes: `workers` workers
+    /// from now on, with a clean record when that is a change. Allocates nothing while
+    /// `workers` is at most the number this was made for; more disable it.
+    pub(crate) fn resize(&mut self, workers: usize) {
+        if workers == self.workers.len() {
+            return;
+        }
+        self.enabled = workers > 1 && workers <= self.workers.capacity();
+        self.workers.clear();
+        self.workers
+            .resize(workers.min(self.workers.capacity()), Record::default());
     }
 
     /// Whether anybody can be left out (several workers, teams of one).

@@ -44,7 +44,7 @@ mod context;
 mod executor;
 mod future;
 pub mod header;
-mod laggards;
+pub(crate) mod laggards;
 mod local_queue;
 mod place;
 pub mod queue_guard;

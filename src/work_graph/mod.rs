@@ -7,11 +7,13 @@
 //! `schedule` (the order computed once per plan, with priorities), `plan` (`WorkGraph`, made
 //! once and run many times), `split` (how finely a run shares heights, from the measured cost
 //! of an item), `claims` (who runs a worker's slice of a height), `worker` (the run:
-//! completion flags, chunk claims, their correctness argument), `tests`.
+//! completion flags, chunk claims, their correctness argument), `lost_cores` (workers whose
+//! core another process took sit out the next runs), `tests`.
 
 mod acyclic;
 mod claims;
 mod crs;
+mod lost_cores;
 mod plan;
 mod schedule;
 mod split;

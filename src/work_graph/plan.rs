@@ -5,6 +5,7 @@
 use super::acyclic::dag_shape;
 use super::claims::SliceClaims;
 use super::crs::Crs;
+use super::lost_cores::LostCores;
 use super::schedule::Schedule;
 use super::split::ItemCost;
 use crate::cache_line::CachePadded;
@@ -14,6 +15,7 @@ use crate::huge_pages::HostArray;
 use crate::priority::Priority;
 use crate::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Priority levels (000 §2.4.2: High, Regular, Low).
 const LEVELS: usize = Priority::ALL.len();
@@ -49,6 +51,8 @@ pub struct WorkGraph {
     pub(super) item_cost: ItemCost,
     /// True while a run is in progress (one at a time).
     running: AtomicBool,
+    /// Workers that lost their core in earlier runs, which sit out the next ones.
+    pub(super) lost_cores: LostCores,
 }
 
 /// What a worker rank of a run publishes to the others: its low-water mark and the claims on
@@ -133,6 +137,7 @@ impl WorkGraph {
             steals: AtomicUsize::new(0),
             item_cost: ItemCost::default(),
             running: AtomicBool::new(false),
+            lost_cores: LostCores::new(low_water_slots()),
         })
     }
 
@@ -163,13 +168,38 @@ impl WorkGraph {
     /// plan stays usable.
     pub fn run<F: Fn(usize) + Sync>(&self, space: &Space, work: F) -> Result<()> {
         let _running = self.begin()?;
-        space.run_on_all(&|w| {
-            if w.size == 1 {
-                self.run_alone(&work);
-            } else {
+        let workers = space.concurrency();
+        if workers == 1 {
+            return space.run_on_all(&|_| self.run_alone(&work));
+        }
+        let start = Instant::now();
+        let choice = self.lost_cores.choose(workers, start);
+        let done = if choice.size == workers {
+            space.run_on_all(&|w| {
                 self.worker(w.rank, w.size, &work);
-            }
-        })
+                self.lost_cores.leave(w.rank, start);
+            })
+        } else {
+            // Some workers sit out (`lost_cores.rs`): the others run as a smaller space's.
+            let size = choice.size;
+            space.run_on_all_lazily(
+                choice.home,
+                &|w| {
+                    self.worker(self.lost_cores.run_rank(w.rank), size, &work);
+                    self.lost_cores.leave(w.rank, start);
+                },
+                &|recruit| {
+                    recruit.only(|rank| self.lost_cores.takes_part(rank));
+                    if size == 1 {
+                        self.run_alone(&work);
+                    } else {
+                        self.worker(0, size, &work);
+                    }
+                },
+            )
+        };
+        self.lost_cores.after_run(start);
+        done
     }
 
     /// Claims the plan for a run and resets what a run on several workers starts from.

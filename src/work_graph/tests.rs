@@ -891,3 +891,108 @@ fn a_large_plan_keeps_its_arrays_on_huge_pages_and_runs_correctly() {
         }
     }
 }
+
+/// Items in `layers` rows of `width`; item (l, k) executes after (l - 1, k) and
+/// (l - 1, (k + 1) % width).
+fn layered(layers: usize, width: usize) -> Crs {
+    let mut edges = Vec::new();
+    for l in 1..layers {
+        for k in 0..width {
+            edges.push(((l - 1) * width + k, l * width + k));
+            edges.push(((l - 1) * width + (k + 1) % width, l * width + k));
+        }
+    }
+    from_edges(layers * width, &edges)
+}
+
+/// A space of three threads pinned to the first CPUs (the last shares the second's where
+/// there are only two), the plan of a graph whose runs take a few milliseconds, and a thread
+/// spinning on CPU `busy(cpus)` while `runs` runs go; then the plan's record is asked.
+/// `None` where the test cannot be made here (one CPU, or no run delay from the system).
+fn beside_a_busy_thread(
+    busy: impl Fn(&[usize]) -> usize,
+    asked: impl Fn(&WorkGraph) -> bool,
+) -> Option<(WorkGraph, Space, Vec<usize>, bool)> {
+    let cpus: Vec<usize> = core_affinity::get_core_ids()?
+        .iter()
+        .map(|c| c.id)
+        .collect();
+    if cpus.len() < 2 {
+        return None;
+    }
+    crate::run_delay::since_last_look();
+    crate::run_delay::since_last_look()?;
+    let pinned = vec![cpus[0], cpus[1], *cpus.get(2).unwrap_or(&cpus[1])];
+    let space = Space::threads(&PoolOptions {
+        threads: 3,
+        cpus: pinned.clone(),
+        ..PoolOptions::default()
+    })
+    .unwrap();
+    let plan = plan(layered(20, 200));
+    let busy_cpu = busy(&pinned);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let spin_us = |i: usize| {
+        let t = std::time::Instant::now();
+        while t.elapsed() < std::time::Duration::from_micros(1) {
+            std::hint::spin_loop();
+        }
+        std::hint::black_box(i);
+    };
+    let seen = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            core_affinity::set_for_current(core_affinity::CoreId { id: busy_cpu });
+            while !stop.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        });
+        let mut seen = false;
+        for _ in 0..300 {
+            plan.run(&space, spin_us).unwrap();
+            if asked(&plan) {
+                seen = true;
+                break;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        seen
+    });
+    Some((plan, space, pinned, seen))
+}
+
+/// A worker whose CPU a busy thread shares loses time slices during runs; it notices (its
+/// thread's wait for the CPU, `run_delay.rs`) and sits out the next runs, which the others
+/// run exactly (`lost_cores.rs`).
+#[test]
+fn a_worker_that_loses_its_core_sits_out_the_next_runs() {
+    let sits_out = |p: &WorkGraph| (1..3).any(|r| !p.lost_cores.takes_part(r));
+    let Some((plan, space, pinned, seen)) = beside_a_busy_thread(|c| c[2], sits_out) else {
+        return;
+    };
+    assert!(
+        seen,
+        "no worker sat out in 300 runs beside a thread spinning on CPU {} (workers on {pinned:?})",
+        pinned[2]
+    );
+    assert!((1..3).any(|r| pinned[r] == pinned[2] && !plan.lost_cores.takes_part(r)));
+    // Within the leave (100 ms): runs on the other workers keep every dependence.
+    run_checked(&plan, &space);
+    assert!(sits_out(&plan), "the leave ended within one short run");
+}
+
+/// The calling thread whose CPU a busy thread shares is displaced: the last worker sits out
+/// for it and the calling thread runs on that worker's CPU (`lost_cores.rs`).
+#[test]
+fn a_calling_thread_that_loses_its_core_takes_a_workers() {
+    let displaced = |p: &WorkGraph| p.lost_cores.displaced();
+    let Some((plan, space, pinned, seen)) = beside_a_busy_thread(|c| c[0], displaced) else {
+        return;
+    };
+    assert!(
+        seen,
+        "the calling thread was not displaced in 300 runs beside a thread spinning on its CPU {}",
+        pinned[0]
+    );
+    run_checked(&plan, &space);
+    assert!(!plan.lost_cores.takes_part(2), "the stand-in took part");
+}
