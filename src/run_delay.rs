@@ -78,6 +78,54 @@ mod imp {
     }
 }
 
+/// For tests of what runs do beside another busy thread: three pool threads pinned to the
+/// first CPUs, and a thread spinning on one of them.
+#[cfg(test)]
+pub(crate) mod busy_cpu {
+    use crate::exec::{PoolOptions, Space};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// A space of three threads pinned to the first CPUs (the last shares the second's where
+    /// there are only two: at most half of the threads besides rank 0 sit out, so three let
+    /// one do it), and their CPUs. `None` where the test cannot be made here: one CPU, or no
+    /// run delay from the system.
+    pub(crate) fn three_pinned_threads() -> Option<(Space, Vec<usize>)> {
+        let cpus: Vec<usize> = core_affinity::get_core_ids()?
+            .iter()
+            .map(|c| c.id)
+            .collect();
+        if cpus.len() < 2 {
+            return None;
+        }
+        super::since_last_look(); // The first look only starts the count.
+        super::since_last_look()?;
+        let pinned = vec![cpus[0], cpus[1], *cpus.get(2).unwrap_or(&cpus[1])];
+        let space = Space::threads(&PoolOptions {
+            threads: 3,
+            cpus: pinned.clone(),
+            ..PoolOptions::default()
+        })
+        .unwrap();
+        Some((space, pinned))
+    }
+
+    /// Runs `body` while another thread spins on `cpu`; returns what `body` returns.
+    pub(crate) fn beside_a_thread_spinning_on<T>(cpu: usize, body: impl FnOnce() -> T) -> T {
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            });
+            let result = body();
+            stop.store(true, Ordering::Relaxed);
+            result
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

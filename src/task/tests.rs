@@ -753,58 +753,42 @@ fn a_worker_late_to_leave_a_wait_sits_out_the_next_ones() {
     );
 }
 
-/// A worker whose CPU a busy thread shares loses time slices during waits; it notices at its
-/// leave (its thread's wait for the CPU, `run_delay.rs`) and sits out the next waits
-/// (`laggards.rs`). Late exits are not counted here, so only the lost core can leave it out.
-#[test]
-fn a_worker_that_loses_its_core_sits_out_the_next_waits() {
-    let cpus: Vec<usize> = core_affinity::get_core_ids()
-        .unwrap_or_default()
-        .iter()
-        .map(|c| c.id)
-        .collect();
-    if cpus.len() < 2 {
-        return; // One CPU: nothing to pin the worker away from the test's thread.
-    }
-    // Three workers, so that one may sit out (at most half of those besides rank 0); the last
-    // shares its CPU with the busy thread (and with worker 1 where there are only two CPUs).
-    let pinned = vec![cpus[0], cpus[1], *cpus.get(2).unwrap_or(&cpus[1])];
-    let cpu = pinned[2];
-    let space = Space::threads(&PoolOptions {
-        threads: 3,
-        cpus: pinned.clone(),
-        ..PoolOptions::default()
-    })
-    .unwrap();
+/// A scheduler on three pinned threads (`run_delay::busy_cpu`) whose late exits do not count,
+/// so that only lost cores leave workers out.
+fn lost_core_scheduler() -> Option<(Scheduler, Vec<usize>)> {
+    let (space, pinned) = crate::run_delay::busy_cpu::three_pinned_threads()?;
     let pool = Arc::new(MemoryPool::new(&PoolConfig::with_total(8 << 20)).unwrap());
     let s = Scheduler::new(space, pool, SchedulerConfig::default()).unwrap();
+    s.shared().ignore_late_exits.store(true, Ordering::Relaxed);
+    Some((s, pinned))
+}
+
+/// Waits of F(24) on `s` until `done` or 300 waits; returns how many ran.
+fn waits_until(s: &Scheduler, done: impl Fn() -> bool) -> usize {
+    let mut waits = 0;
+    while waits < 300 && !done() {
+        assert_eq!(run_fib(s, 24), fib_reference(24));
+        waits += 1;
+    }
+    waits
+}
+
+/// A worker whose CPU a busy thread shares loses time slices during waits; it notices at its
+/// leave (its thread's wait for the CPU, `run_delay.rs`) and sits out the next waits
+/// (`laggards.rs`).
+#[test]
+fn a_worker_that_loses_its_core_sits_out_the_next_waits() {
+    let Some((s, pinned)) = lost_core_scheduler() else {
+        return;
+    };
     let shared = s.shared();
     let sits_out = |r: usize| !shared.workers[r].takes_part.load(Ordering::Relaxed);
-    let on_busy_cpu = |r: usize| pinned[r] == cpu;
-    if crate::run_delay::since_last_look().is_none()
-        && crate::run_delay::since_last_look().is_none()
-    {
-        return; // The system does not tell how long a thread waits for its CPU.
-    }
-    shared.ignore_late_exits.store(true, Ordering::Relaxed);
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let waits = std::thread::scope(|scope| {
-        scope.spawn(|| {
-            core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
-            while !stop.load(Ordering::Relaxed) {
-                std::hint::spin_loop();
-            }
-        });
-        let mut waits = 0;
-        while waits < 300 && !(1..3).any(sits_out) {
-            assert_eq!(run_fib(&s, 24), fib_reference(24));
-            waits += 1;
-        }
-        stop.store(true, Ordering::Relaxed);
-        waits
+    let cpu = pinned[2];
+    let waits = crate::run_delay::busy_cpu::beside_a_thread_spinning_on(cpu, || {
+        waits_until(&s, || (1..3).any(sits_out))
     });
     assert!(
-        (1..3).any(|r| on_busy_cpu(r) && sits_out(r)),
+        (1..3).any(|r| pinned[r] == cpu && sits_out(r)),
         "no worker on CPU {cpu} sat out after {waits} waits beside a thread spinning there \
          (workers pinned to {pinned:?}, sitting out: {:?})",
         (1..3).filter(|&r| sits_out(r)).collect::<Vec<_>>()
@@ -814,7 +798,6 @@ fn a_worker_that_loses_its_core_sits_out_the_next_waits() {
         assert_eq!(run_fib(&s, 20), fib_reference(20));
     }
     assert!(s.statistics().unwrap().workers_sat_out >= 1);
-    shared.ignore_late_exits.store(false, Ordering::Relaxed);
 }
 
 /// The waiting thread (rank 0) whose CPU a busy thread shares loses time slices too; it
@@ -822,64 +805,30 @@ fn a_worker_that_loses_its_core_sits_out_the_next_waits() {
 /// which sits out for it (`Laggards::stand_in`).
 #[test]
 fn a_waiting_thread_that_loses_its_core_takes_a_workers() {
-    let cpus: Vec<usize> = core_affinity::get_core_ids()
-        .unwrap_or_default()
-        .iter()
-        .map(|c| c.id)
-        .collect();
-    if cpus.len() < 2 {
-        return; // One CPU: nowhere to go.
-    }
-    if crate::run_delay::since_last_look().is_none()
-        && crate::run_delay::since_last_look().is_none()
-    {
-        return; // The system does not tell how long a thread waits for its CPU.
-    }
-    let pinned = vec![cpus[0], cpus[1], *cpus.get(2).unwrap_or(&cpus[1])];
-    let space = Space::threads(&PoolOptions {
-        threads: 3,
-        cpus: pinned.clone(),
-        ..PoolOptions::default()
-    })
-    .unwrap();
-    let pool = Arc::new(MemoryPool::new(&PoolConfig::with_total(8 << 20)).unwrap());
-    let s = Scheduler::new(space, pool, SchedulerConfig::default()).unwrap();
+    let Some((s, pinned)) = lost_core_scheduler() else {
+        return;
+    };
     let shared = s.shared();
-    shared.ignore_late_exits.store(true, Ordering::Relaxed);
-    let displaced = || {
+    let stand_in = || {
         let laggards = shared.laggards.lock().unwrap();
         laggards.stand_in(std::time::Instant::now())
     };
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let (waits, stand_in) = std::thread::scope(|scope| {
-        scope.spawn(|| {
-            core_affinity::set_for_current(core_affinity::CoreId { id: pinned[0] });
-            while !stop.load(Ordering::Relaxed) {
-                std::hint::spin_loop();
-            }
-        });
-        let mut waits = 0;
-        let mut stand_in = None;
-        while waits < 300 && stand_in.is_none() {
-            assert_eq!(run_fib(&s, 24), fib_reference(24));
-            waits += 1;
-            stand_in = displaced();
-        }
-        // A wait runs on the stand-in's CPU, without the stand-in, and computes exactly.
-        if stand_in.is_some() {
+    let (waits, seen) = crate::run_delay::busy_cpu::beside_a_thread_spinning_on(pinned[0], || {
+        let waits = waits_until(&s, || stand_in().is_some());
+        let seen = stand_in();
+        if seen.is_some() {
+            // A wait on the stand-in's CPU, without the stand-in, computes exactly.
             assert_eq!(run_fib(&s, 20), fib_reference(20));
             assert!(!shared.workers[2].takes_part.load(Ordering::Relaxed));
         }
-        stop.store(true, Ordering::Relaxed);
-        (waits, stand_in)
+        (waits, seen)
     });
     assert_eq!(
-        stand_in,
+        seen,
         Some(2),
         "no stand-in after {waits} waits beside a thread spinning on CPU {}",
         pinned[0]
     );
-    shared.ignore_late_exits.store(false, Ordering::Relaxed);
 }
 
 /// Where team tasks need teams of several threads, every worker takes part in every wait.

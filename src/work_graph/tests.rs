@@ -905,33 +905,16 @@ fn layered(layers: usize, width: usize) -> Crs {
     from_edges(layers * width, &edges)
 }
 
-/// A space of three threads pinned to the first CPUs (the last shares the second's where
-/// there are only two), the plan of a graph whose runs take a few milliseconds, and a thread
-/// spinning on CPU `busy(cpus)` while `runs` runs go; then the plan's record is asked.
-/// `None` where the test cannot be made here (one CPU, or no run delay from the system).
+/// The plan of a graph whose runs take a few milliseconds, on three pinned threads
+/// (`run_delay::busy_cpu`), run until `asked` or 300 times beside a thread spinning on CPU
+/// `busy(pinned)`. Returns the plan, the space, the CPUs and whether `asked` became true; `None`
+/// where the test cannot be made here.
 fn beside_a_busy_thread(
     busy: impl Fn(&[usize]) -> usize,
     asked: impl Fn(&WorkGraph) -> bool,
 ) -> Option<(WorkGraph, Space, Vec<usize>, bool)> {
-    let cpus: Vec<usize> = core_affinity::get_core_ids()?
-        .iter()
-        .map(|c| c.id)
-        .collect();
-    if cpus.len() < 2 {
-        return None;
-    }
-    crate::run_delay::since_last_look();
-    crate::run_delay::since_last_look()?;
-    let pinned = vec![cpus[0], cpus[1], *cpus.get(2).unwrap_or(&cpus[1])];
-    let space = Space::threads(&PoolOptions {
-        threads: 3,
-        cpus: pinned.clone(),
-        ..PoolOptions::default()
-    })
-    .unwrap();
+    let (space, pinned) = crate::run_delay::busy_cpu::three_pinned_threads()?;
     let plan = plan(layered(20, 200));
-    let busy_cpu = busy(&pinned);
-    let stop = std::sync::atomic::AtomicBool::new(false);
     let spin_us = |i: usize| {
         let t = std::time::Instant::now();
         while t.elapsed() < std::time::Duration::from_micros(1) {
@@ -939,23 +922,11 @@ fn beside_a_busy_thread(
         }
         std::hint::black_box(i);
     };
-    let seen = std::thread::scope(|scope| {
-        scope.spawn(|| {
-            core_affinity::set_for_current(core_affinity::CoreId { id: busy_cpu });
-            while !stop.load(Ordering::Relaxed) {
-                std::hint::spin_loop();
-            }
-        });
-        let mut seen = false;
-        for _ in 0..300 {
+    let seen = crate::run_delay::busy_cpu::beside_a_thread_spinning_on(busy(&pinned), || {
+        (0..300).any(|_| {
             plan.run(&space, spin_us).unwrap();
-            if asked(&plan) {
-                seen = true;
-                break;
-            }
-        }
-        stop.store(true, Ordering::Relaxed);
-        seen
+            asked(&plan)
+        })
     });
     Some((plan, space, pinned, seen))
 }
