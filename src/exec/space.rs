@@ -116,6 +116,16 @@ impl Space {
         self.inner.threads.as_ref().map_or(1, |t| t.active)
     }
 
+    /// Whether every thread a dispatch uses has a CPU of its own: the workers pinned to theirs,
+    /// the control thread with its reserved one (docs/dispatch.md, "Pinning"). False for the
+    /// Serial space and for pools with more threads than CPUs.
+    pub fn is_pinned(&self) -> bool {
+        self.inner.threads.as_ref().is_some_and(|t| {
+            let cpus = &t.pool.shared().cpus;
+            t.members[..t.active].iter().all(|&r| cpus[r].is_some())
+        })
+    }
+
     /// Pool ranks of the threads a dispatch uses, in instance-rank order.
     pub fn pool_ranks(&self) -> Vec<usize> {
         self.inner

@@ -250,7 +250,7 @@ impl Worker {
             }
             // Relaxed: read after the dispatch has joined every worker.
             shared.last_to_leave.store(self.rank, Ordering::Relaxed);
-            if shared.tracks_lateness
+            if shared.tracks_lost_cores
                 // Relaxed: written before the posts that called this worker in.
                 && shared.lost_core_since(shared.wait_started.load(Ordering::Relaxed))
             {

@@ -89,9 +89,11 @@ pub(crate) struct Shared {
     /// Set when a worker of the current wait set its `lost_core`, so that the waiting thread
     /// looks at the workers' flags only then.
     pub(crate) any_lost_core: AtomicBool,
-    /// Whether workers are left out of waits (`laggards.rs`): several workers, teams of one.
-    pub(crate) tracks_lateness: bool,
-    /// When the current wait started, in nanoseconds after `epoch`; `tracks_lateness` only.
+    /// Whether threads that lose their core count (`laggards.rs`): as `Laggards::enabled`, on
+    /// a pinned space (unpinned threads move to free CPUs, and where there are more threads
+    /// than CPUs they wait for one by design).
+    pub(crate) tracks_lost_cores: bool,
+    /// When the current wait started, in nanoseconds after `epoch`; `Laggards::enabled` only.
     pub(crate) wait_started: AtomicU64,
     pub(crate) epoch: Instant,
     /// Workers late to leave a wait, left out of the next ones (`laggards.rs`).
@@ -102,6 +104,12 @@ pub(crate) struct Shared {
     /// Tests: late exits are not counted (`laggards.rs`), so that lost cores alone are.
     #[cfg(test)]
     pub(crate) ignore_late_exits: AtomicBool,
+    /// Tests: only the workers' lost cores count, or only rank 0's, so that a test of one is
+    /// not decided by the other on a loaded machine.
+    #[cfg(test)]
+    pub(crate) only_workers_lose_cores: AtomicBool,
+    #[cfg(test)]
+    pub(crate) only_rank_0_loses_cores: AtomicBool,
     wait_running: AtomicBool,
     foreign_ops: AtomicUsize,
     /// Live entities plus one while a handle exists.
@@ -288,6 +296,7 @@ impl Scheduler {
             super::queue_guard::register_in_background();
         }
         let team_size = team_size(&space, config.team_size)?;
+        let pinned = space.is_pinned();
         let smallest = super::header::task_bytes(0, 0).unwrap_or(usize::MAX);
         if pool.max_block_size() < smallest {
             return Err(Error::invalid_argument(format!(
@@ -330,7 +339,7 @@ impl Scheduler {
             done: CachePadded(AtomicBool::new(false)),
             last_to_leave: AtomicUsize::new(0),
             any_lost_core: AtomicBool::new(false),
-            tracks_lateness: n > 1 && team_size == 1,
+            tracks_lost_cores: n > 1 && team_size == 1 && pinned,
             wait_started: AtomicU64::new(0),
             epoch: Instant::now(),
             laggards: Mutex::new(Laggards::new(n, n > 1 && team_size == 1)),
@@ -338,6 +347,10 @@ impl Scheduler {
             leave_late: AtomicUsize::new(0),
             #[cfg(test)]
             ignore_late_exits: AtomicBool::new(false),
+            #[cfg(test)]
+            only_workers_lose_cores: AtomicBool::new(false),
+            #[cfg(test)]
+            only_rank_0_loses_cores: AtomicBool::new(false),
             wait_running: AtomicBool::new(false),
             foreign_ops: AtomicUsize::new(0),
             alive: AtomicI64::new(1),
@@ -482,10 +495,20 @@ impl Scheduler {
                 tail
             };
             laggards.record(last, tail, now);
-            if shared.lost_core_since(shared.wait_started.load(Ordering::Relaxed)) {
+            #[cfg(test)]
+            let (rank_0, workers) = (
+                !shared.only_workers_lose_cores.load(Ordering::Relaxed),
+                !shared.only_rank_0_loses_cores.load(Ordering::Relaxed),
+            );
+            #[cfg(not(test))]
+            let (rank_0, workers) = (true, true);
+            if rank_0
+                && shared.tracks_lost_cores
+                && shared.lost_core_since(shared.wait_started.load(Ordering::Relaxed))
+            {
                 laggards.record_lost_core(0, now);
             }
-            if shared.any_lost_core.swap(false, Ordering::Relaxed) {
+            if shared.any_lost_core.swap(false, Ordering::Relaxed) && workers {
                 for w in shared.workers.iter() {
                     if w.lost_core.swap(false, Ordering::Relaxed) {
                         laggards.record_lost_core(w.rank, now);

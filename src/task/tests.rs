@@ -782,6 +782,9 @@ fn a_worker_that_loses_its_core_sits_out_the_next_waits() {
         return;
     };
     let shared = s.shared();
+    shared
+        .only_workers_lose_cores
+        .store(true, Ordering::Relaxed);
     let sits_out = |r: usize| !shared.workers[r].takes_part.load(Ordering::Relaxed);
     let cpu = pinned[2];
     let waits = crate::run_delay::busy_cpu::beside_a_thread_spinning_on(cpu, || {
@@ -809,6 +812,9 @@ fn a_waiting_thread_that_loses_its_core_takes_a_workers() {
         return;
     };
     let shared = s.shared();
+    shared
+        .only_rank_0_loses_cores
+        .store(true, Ordering::Relaxed);
     let stand_in = || {
         let laggards = shared.laggards.lock().unwrap();
         laggards.stand_in(std::time::Instant::now())

@@ -33,6 +33,12 @@ pub(super) struct LostCores {
     /// Per pool rank: set when it lost its core in the current run; read and cleared after it.
     lost: Box<[AtomicBool]>,
     any_lost: AtomicBool,
+    /// Tests: only the workers' lost cores count, or only the calling thread's, so that a test
+    /// of one is not decided by the other on a loaded machine.
+    #[cfg(test)]
+    pub(super) only_workers: AtomicBool,
+    #[cfg(test)]
+    pub(super) only_calling_thread: AtomicBool,
 }
 
 /// Who runs the next run.
@@ -51,6 +57,10 @@ impl LostCores {
             takes_part: (0..slots).map(|_| AtomicBool::new(true)).collect(),
             lost: (0..slots).map(|_| AtomicBool::new(false)).collect(),
             any_lost: AtomicBool::new(false),
+            #[cfg(test)]
+            only_workers: AtomicBool::new(false),
+            #[cfg(test)]
+            only_calling_thread: AtomicBool::new(false),
         }
     }
 
@@ -108,6 +118,11 @@ impl LostCores {
         let own = lost_core(start);
         let others =
             self.any_lost.load(Ordering::Relaxed) && self.any_lost.swap(false, Ordering::Relaxed);
+        #[cfg(test)]
+        let (own, others) = (
+            own && !self.only_workers.load(Ordering::Relaxed),
+            others && !self.only_calling_thread.load(Ordering::Relaxed),
+        );
         if !own && !others {
             return;
         }
@@ -117,7 +132,7 @@ impl LostCores {
             laggards.record_lost_core(0, now);
         }
         for (rank, lost) in self.lost.iter().enumerate() {
-            if lost.swap(false, Ordering::Relaxed) {
+            if lost.swap(false, Ordering::Relaxed) && others {
                 laggards.record_lost_core(rank, now);
             }
         }

@@ -172,6 +172,11 @@ impl WorkGraph {
         if workers == 1 {
             return space.run_on_all(&|_| self.run_alone(&work));
         }
+        if !space.is_pinned() {
+            // Threads that move between CPUs, or more threads than CPUs: no core of one's own
+            // to lose (`lost_cores.rs`).
+            return space.run_on_all(&|w| self.worker(w.rank, w.size, &work));
+        }
         let start = Instant::now();
         let choice = self.lost_cores.choose(workers, start);
         let done = if choice.size == workers {

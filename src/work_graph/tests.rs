@@ -912,9 +912,11 @@ fn layered(layers: usize, width: usize) -> Crs {
 fn beside_a_busy_thread(
     busy: impl Fn(&[usize]) -> usize,
     asked: impl Fn(&WorkGraph) -> bool,
+    only: impl Fn(&WorkGraph),
 ) -> Option<(WorkGraph, Space, Vec<usize>, bool)> {
     let (space, pinned) = crate::run_delay::busy_cpu::three_pinned_threads()?;
     let plan = plan(layered(20, 200));
+    only(&plan);
     let spin_us = |i: usize| {
         let t = std::time::Instant::now();
         while t.elapsed() < std::time::Duration::from_micros(1) {
@@ -937,7 +939,9 @@ fn beside_a_busy_thread(
 #[test]
 fn a_worker_that_loses_its_core_sits_out_the_next_runs() {
     let sits_out = |p: &WorkGraph| (1..3).any(|r| !p.lost_cores.takes_part(r));
-    let Some((plan, space, pinned, seen)) = beside_a_busy_thread(|c| c[2], sits_out) else {
+    let only_workers = |p: &WorkGraph| p.lost_cores.only_workers.store(true, Ordering::Relaxed);
+    let Some((plan, space, pinned, seen)) = beside_a_busy_thread(|c| c[2], sits_out, only_workers)
+    else {
         return;
     };
     assert!(
@@ -956,7 +960,13 @@ fn a_worker_that_loses_its_core_sits_out_the_next_runs() {
 #[test]
 fn a_calling_thread_that_loses_its_core_takes_a_workers() {
     let displaced = |p: &WorkGraph| p.lost_cores.displaced();
-    let Some((plan, space, pinned, seen)) = beside_a_busy_thread(|c| c[0], displaced) else {
+    let only_caller = |p: &WorkGraph| {
+        p.lost_cores
+            .only_calling_thread
+            .store(true, Ordering::Relaxed)
+    };
+    let Some((plan, space, pinned, seen)) = beside_a_busy_thread(|c| c[0], displaced, only_caller)
+    else {
         return;
     };
     assert!(
