@@ -763,11 +763,20 @@ fn lost_core_scheduler() -> Option<(Scheduler, Vec<usize>)> {
     Some((s, pinned))
 }
 
-/// Waits of F(24) on `s` until `done` or 300 waits; returns how many ran.
+/// Waits on `s` until `done` or 300 waits; returns how many ran. Each computes the smallest
+/// F(n) whose wait takes 3 ms or more here (debug builds are many times slower): lost cores
+/// count only in waits of 1 ms or more, and confirm each other only within 100 ms.
 fn waits_until(s: &Scheduler, done: impl Fn() -> bool) -> usize {
+    let n = (14..26)
+        .find(|&n| {
+            let t = std::time::Instant::now();
+            assert_eq!(run_fib(s, n), fib_reference(n));
+            t.elapsed() >= std::time::Duration::from_millis(3)
+        })
+        .unwrap_or(26);
     let mut waits = 0;
     while waits < 300 && !done() {
-        assert_eq!(run_fib(s, 24), fib_reference(24));
+        assert_eq!(run_fib(s, n), fib_reference(n));
         waits += 1;
     }
     waits
