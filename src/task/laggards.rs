@@ -47,6 +47,14 @@ use std::time::{Duration, Instant};
 /// A worker that leaves this long after the waiting thread's own part is late; one that waited
 /// this long for its CPU lost its core.
 pub(crate) const LATE: Duration = Duration::from_millis(1);
+/// Whether the calling thread, at the end of its part of a wait or run that took `took`, lost
+/// its core: waited `LATE` or more for its CPU (`run_delay.rs`) since it last looked. It looks
+/// only when `took` is `LATE` or more: a shorter one lost no time slice, and a look (a system
+/// call, 0.3-0.5 us) would be a measurable part of the shortest waits.
+pub(crate) fn lost_core(took: Duration) -> bool {
+    took >= LATE && crate::run_delay::since_last_look().is_some_and(|waited| waited >= LATE)
+}
+
 /// How long a late worker is left out the first time. Beside four busy processes (F(20) on 16
 /// workers, means of 1000 waits, session 23, without `CONFIRM_WITHIN`): 100 ms 14.2-21.5 ns per
 /// node, 20 ms 22.5-25.0, never left out 59.6-75.8 (oneTBB 12.8-13.5).
@@ -135,7 +143,7 @@ impl Laggards {
     }
 
     /// After a wait that ended at `now`: worker `rank` waited `LATE` or more for its CPU since
-    /// it last looked (`Worker::lost_core`; rank 0: `Shared::lost_core_since`).
+    /// it last looked (`lost_core`).
     pub(crate) fn record_lost_core(&mut self, rank: usize, now: Instant) {
         self.strike(rank, now);
     }

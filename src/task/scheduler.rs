@@ -15,7 +15,7 @@
 
 use super::block_cache;
 use super::header::Access;
-use super::laggards::{Laggards, LATE};
+use super::laggards::Laggards;
 use super::ready_stack::ReadyStack;
 use super::statistics::{SchedulerStatistics, Totals};
 use super::team_task::TeamState;
@@ -34,7 +34,7 @@ use std::sync::atomic::{
     AtomicBool, AtomicI64, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How to build a scheduler.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -167,15 +167,11 @@ impl Shared {
         laggards.stand_in(start).unwrap_or(0)
     }
 
-    /// Whether the calling thread, at the end of its part of a wait that started at `started`
-    /// (`wait_started`), waited `LATE` or more for its CPU (`run_delay.rs`) since it last looked.
-    /// It looks only when the wait took `LATE`: a shorter wait lost no time slice, and a look
-    /// (a system call, 0.3 us on the developer machine) would be a measurable part of the
-    /// shortest waits.
-    pub(crate) fn lost_core_since(&self, started: u64) -> bool {
-        let now = self.epoch.elapsed().as_nanos() as u64;
-        now.saturating_sub(started) >= LATE.as_nanos() as u64
-            && crate::run_delay::since_last_look().is_some_and(|waited| waited >= LATE)
+    /// How long the current wait has run (`wait_started`), for `laggards::lost_core`.
+    pub(crate) fn wait_time(&self) -> Duration {
+        // Relaxed: written before the posts that called the workers in.
+        let started = self.wait_started.load(Ordering::Relaxed);
+        Duration::from_nanos((self.epoch.elapsed().as_nanos() as u64).saturating_sub(started))
     }
 
     /// Starts an operation from outside the scheduler's workers; `Busy` while a wait runs.
@@ -502,9 +498,7 @@ impl Scheduler {
             );
             #[cfg(not(test))]
             let (rank_0, workers) = (true, true);
-            if rank_0
-                && shared.tracks_lost_cores
-                && shared.lost_core_since(shared.wait_started.load(Ordering::Relaxed))
+            if rank_0 && shared.tracks_lost_cores && super::laggards::lost_core(shared.wait_time())
             {
                 laggards.record_lost_core(0, now);
             }

@@ -18,8 +18,7 @@
 //! schedule among them as for a smaller space. Where nobody sits out, the run is dispatched as
 //! before.
 
-use crate::run_delay;
-use crate::task::laggards::{Laggards, LATE};
+use crate::task::laggards::{lost_core, Laggards};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -106,7 +105,7 @@ impl LostCores {
 
     /// At the end of pool rank `rank`'s part of a run that started at `start`.
     pub(super) fn leave(&self, rank: usize, start: Instant) {
-        if rank != 0 && rank < self.lost.len() && lost_core(start) {
+        if rank != 0 && rank < self.lost.len() && lost_core(start.elapsed()) {
             // Relaxed: read after the dispatch has joined every worker.
             self.lost[rank].store(true, Ordering::Relaxed);
             self.any_lost.store(true, Ordering::Relaxed);
@@ -115,7 +114,7 @@ impl LostCores {
 
     /// After a run that started at `start`, on the calling thread: records who lost their core.
     pub(super) fn after_run(&self, start: Instant) {
-        let own = lost_core(start);
+        let own = lost_core(start.elapsed());
         let others =
             self.any_lost.load(Ordering::Relaxed) && self.any_lost.swap(false, Ordering::Relaxed);
         #[cfg(test)]
@@ -137,10 +136,4 @@ impl LostCores {
             }
         }
     }
-}
-
-/// Whether the calling thread, in a run that started at `start` and took `LATE` or more,
-/// waited `LATE` or more for its CPU since it last looked. Shorter runs lost no time slice.
-fn lost_core(start: Instant) -> bool {
-    start.elapsed() >= LATE && run_delay::since_last_look().is_some_and(|waited| waited >= LATE)
 }
