@@ -251,8 +251,7 @@ impl Worker {
             // Relaxed: read after the dispatch has joined every worker.
             shared.last_to_leave.store(self.rank, Ordering::Relaxed);
             if shared.tracks_lost_cores && super::laggards::lost_core(shared.wait_time()) {
-                self.lost_core.store(true, Ordering::Relaxed);
-                shared.any_lost_core.store(true, Ordering::Relaxed);
+                shared.lost_cores.set(self.rank);
             }
         }
     }

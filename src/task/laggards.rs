@@ -16,7 +16,7 @@
 //! workers (executor.rs). Beside one busy loop, F(27) on 16 workers took one slice (3-4 ms) in
 //! nearly every wait, and the late exits did not show it (session 30). So a worker also looks,
 //! when it leaves a wait that took `LATE` or more, at how long its thread waited for its CPU
-//! since it last looked (`run_delay.rs`); `LATE` or more is a lost core (`Worker::lost_core`),
+//! since it last looked (`run_delay.rs`); `LATE` or more is a lost core (`LostCoreFlags`),
 //! which counts like a late exit of that worker.
 //!
 //! The waiting thread measures how long after its own part it waited for the others (the
@@ -42,6 +42,7 @@
 //! workers besides rank 0 are left out at once, and none where team tasks need whole teams of
 //! several threads.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// A worker that leaves this long after the waiting thread's own part is late; one that waited
@@ -53,6 +54,49 @@ pub(crate) const LATE: Duration = Duration::from_millis(1);
 /// call, 0.3-0.5 us) would be a measurable part of the shortest waits.
 pub(crate) fn lost_core(took: Duration) -> bool {
     took >= LATE && crate::run_delay::since_last_look().is_some_and(|waited| waited >= LATE)
+}
+
+/// Which workers of the current wait or run lost their core: set by each worker as it leaves,
+/// read and cleared by the calling thread after the dispatch has joined them all.
+pub(crate) struct LostCoreFlags {
+    lost: Box<[AtomicBool]>,
+    /// Set with any flag, so that the calling thread reads the others only then.
+    any: AtomicBool,
+}
+
+impl LostCoreFlags {
+    pub(crate) fn new(workers: usize) -> LostCoreFlags {
+        LostCoreFlags {
+            lost: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            any: AtomicBool::new(false),
+        }
+    }
+
+    /// Worker `rank` lost its core (ranks beyond `new`'s count are not tracked).
+    pub(crate) fn set(&self, rank: usize) {
+        if let Some(flag) = self.lost.get(rank) {
+            // Relaxed: read after the dispatch has joined every worker.
+            flag.store(true, Ordering::Relaxed);
+            self.any.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether any flag is set.
+    pub(crate) fn any(&self) -> bool {
+        self.any.load(Ordering::Relaxed)
+    }
+
+    /// Clears the flags; `record(rank)` for each that was set, if `count`.
+    pub(crate) fn take(&self, count: bool, mut record: impl FnMut(usize)) {
+        if !self.any() || !self.any.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        for (rank, lost) in self.lost.iter().enumerate() {
+            if lost.swap(false, Ordering::Relaxed) && count {
+                record(rank);
+            }
+        }
+    }
 }
 
 /// How long a late worker is left out the first time. Beside four busy processes (F(20) on 16

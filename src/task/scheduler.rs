@@ -15,7 +15,7 @@
 
 use super::block_cache;
 use super::header::Access;
-use super::laggards::Laggards;
+use super::laggards::{Laggards, LostCoreFlags};
 use super::ready_stack::ReadyStack;
 use super::statistics::{SchedulerStatistics, Totals};
 use super::team_task::TeamState;
@@ -86,9 +86,8 @@ pub(crate) struct Shared {
     pub(crate) done: CachePadded<AtomicBool>,
     /// The rank of the worker other than rank 0 that left the current wait last (0 for none).
     pub(crate) last_to_leave: AtomicUsize,
-    /// Set when a worker of the current wait set its `lost_core`, so that the waiting thread
-    /// looks at the workers' flags only then.
-    pub(crate) any_lost_core: AtomicBool,
+    /// The workers of the current wait that lost their core.
+    pub(crate) lost_cores: LostCoreFlags,
     /// Whether threads that lose their core count (`laggards.rs`): as `Laggards::enabled`, on
     /// a pinned space (unpinned threads move to free CPUs, and where there are more threads
     /// than CPUs they wait for one by design).
@@ -334,7 +333,7 @@ impl Scheduler {
             team_ready: CachePadded(std::array::from_fn(|_| AtomicIsize::new(0))),
             done: CachePadded(AtomicBool::new(false)),
             last_to_leave: AtomicUsize::new(0),
-            any_lost_core: AtomicBool::new(false),
+            lost_cores: LostCoreFlags::new(n),
             tracks_lost_cores: n > 1 && team_size == 1 && pinned,
             wait_started: AtomicU64::new(0),
             epoch: Instant::now(),
@@ -502,13 +501,9 @@ impl Scheduler {
             {
                 laggards.record_lost_core(0, now);
             }
-            if shared.any_lost_core.swap(false, Ordering::Relaxed) && workers {
-                for w in shared.workers.iter() {
-                    if w.lost_core.swap(false, Ordering::Relaxed) {
-                        laggards.record_lost_core(w.rank, now);
-                    }
-                }
-            }
+            shared
+                .lost_cores
+                .take(workers, |rank| laggards.record_lost_core(rank, now));
         }
         drop(laggards);
         shared.totals.waits.fetch_add(1, Ordering::Relaxed);

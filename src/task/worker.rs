@@ -95,9 +95,6 @@ pub(crate) struct Worker {
     /// Whether the current wait calls this worker in (`laggards.rs`); set by the waiting
     /// thread before the wait, published by the posts of `Recruit::only`.
     pub(crate) takes_part: AtomicBool,
-    /// Set by the worker when it left a wait after waiting `laggards::LATE` or more for its
-    /// CPU (`Worker::leave`); the waiting thread reads and clears it after the wait.
-    pub(crate) lost_core: AtomicBool,
     /// The team of one that single tasks see as their team.
     pub(crate) single_team: Team,
     /// The private ready queues: the owner's, in brackets of `guard` when other workers run,
@@ -122,7 +119,6 @@ impl Worker {
             request: CachePadded(AtomicUsize::new(0)),
             guard: CachePadded(QueueGuard::new()),
             takes_part: AtomicBool::new(true),
-            lost_core: AtomicBool::new(false),
             single_team,
             queues: UnsafeCell::new(LocalQueues::new()),
             owned: UnsafeCell::new(Owned {

@@ -18,7 +18,7 @@
 //! schedule among them as for a smaller space. Where nobody sits out, the run is dispatched as
 //! before.
 
-use crate::task::laggards::{lost_core, Laggards};
+use crate::task::laggards::{lost_core, Laggards, LostCoreFlags};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -29,9 +29,8 @@ pub(super) struct LostCores {
     /// Per pool rank of the space: whether it takes part in the current run. Written by the
     /// calling thread before the dispatch, whose posts publish it.
     takes_part: Box<[AtomicBool]>,
-    /// Per pool rank: set when it lost its core in the current run; read and cleared after it.
-    lost: Box<[AtomicBool]>,
-    any_lost: AtomicBool,
+    /// The pool ranks that lost their core in the current run.
+    lost: LostCoreFlags,
     /// Tests: only the workers' lost cores count, or only the calling thread's, so that a test
     /// of one is not decided by the other on a loaded machine.
     #[cfg(test)]
@@ -54,8 +53,7 @@ impl LostCores {
         LostCores {
             laggards: Mutex::new(Laggards::new(slots, true)),
             takes_part: (0..slots).map(|_| AtomicBool::new(true)).collect(),
-            lost: (0..slots).map(|_| AtomicBool::new(false)).collect(),
-            any_lost: AtomicBool::new(false),
+            lost: LostCoreFlags::new(slots),
             #[cfg(test)]
             only_workers: AtomicBool::new(false),
             #[cfg(test)]
@@ -105,24 +103,22 @@ impl LostCores {
 
     /// At the end of pool rank `rank`'s part of a run that started at `start`.
     pub(super) fn leave(&self, rank: usize, start: Instant) {
-        if rank != 0 && rank < self.lost.len() && lost_core(start.elapsed()) {
-            // Relaxed: read after the dispatch has joined every worker.
-            self.lost[rank].store(true, Ordering::Relaxed);
-            self.any_lost.store(true, Ordering::Relaxed);
+        if rank != 0 && lost_core(start.elapsed()) {
+            self.lost.set(rank);
         }
     }
 
     /// After a run that started at `start`, on the calling thread: records who lost their core.
     pub(super) fn after_run(&self, start: Instant) {
-        let own = lost_core(start.elapsed());
-        let others =
-            self.any_lost.load(Ordering::Relaxed) && self.any_lost.swap(false, Ordering::Relaxed);
         #[cfg(test)]
         let (own, others) = (
-            own && !self.only_workers.load(Ordering::Relaxed),
-            others && !self.only_calling_thread.load(Ordering::Relaxed),
+            !self.only_workers.load(Ordering::Relaxed),
+            !self.only_calling_thread.load(Ordering::Relaxed),
         );
-        if !own && !others {
+        #[cfg(not(test))]
+        let (own, others) = (true, true);
+        let own = own && lost_core(start.elapsed());
+        if !own && !self.lost.any() {
             return;
         }
         let now = Instant::now();
@@ -130,10 +126,7 @@ impl LostCores {
         if own {
             laggards.record_lost_core(0, now);
         }
-        for (rank, lost) in self.lost.iter().enumerate() {
-            if lost.swap(false, Ordering::Relaxed) && others {
-                laggards.record_lost_core(rank, now);
-            }
-        }
+        self.lost
+            .take(others, |rank| laggards.record_lost_core(rank, now));
     }
 }
