@@ -131,6 +131,11 @@ def markdown(doc: dict, svg_names: dict[str, str]) -> str:
                f"{st['warmup']} warm-up"
                + (f" in each of {processes} processes, pooled" if processes > 1 else "")
                + (", QUICK MODE (smoke test, not figures)" if st.get("quick") else ""))
+    pinned = sorted({c for b in doc.get("benchmarks", []) for cell in b["results"]
+                     for f in cell["figures"].values() for c in f.get("cpus", [])})
+    if pinned:
+        out.append("- one-thread runs: every implementation's process of a round pinned to the "
+                   "same CPU (CPUs " + ", ".join(map(str, pinned)) + ")")
     out.append(f"- CPU: {m['cpu_model']}, {m['cpus_available']} CPUs available"
                + (f", {m['physical_cores']} physical cores" if m.get("physical_cores") else "")
                + (f", {m['memory_gib']} GiB" if m.get("memory_gib") else "")

@@ -18,6 +18,12 @@ processes per thread count, taking turns with its peers; every repetition pooled
 --results-dir DIR, --update-docs (put the tables into docs/PERFORMANCE.md), --no-cargo (use the
 existing target/release/libtaskdag.so), --timeout S, --bound (below).
 
+One-thread runs of the threaded benchmarks are pinned: in round r of --processes, every implementation's one-thread process
+runs on the same CPU, the r-th from the top of the runner's affinity. On a VM whose vCPUs run at
+different speeds (below) a floating process lands on a fast or a slow one by chance, so
+one-thread ratios between implementations compared vCPUs more than code; pinned, each round
+compares them on one vCPU, and more rounds sample more vCPUs. The figures record the CPUs.
+
 --bound: for each thread count T > 1 of fib_task and work_graph, every implementation also runs as
 T one-thread processes at once, one pinned to each of the first T CPUs. Their per-item times t_c
 give the best the T-thread run could do on those CPUs in that minute, 1 / sum(1 / t_c), and the
@@ -168,6 +174,7 @@ BENCHMARKS: list[Benchmark] = [
                       "one OpenMP parallel for per level, barrier between levels (GCC OpenMP)"),
         ],
         configs=[
+            Config("fib=15", "fib(15)", ["--shape", "fib", "--size", "15"]),
             Config("fib=20", "fib(20)", ["--shape", "fib", "--size", "20"]),
             Config("fib=25", "fib(25)", ["--shape", "fib", "--size", "25"]),
             Config("fib=30", "fib(30)", ["--shape", "fib", "--size", "30"]),
@@ -623,18 +630,32 @@ def program_command(bench: Benchmark, impl: Impl, cfg: Config, threads: int,
 
 
 def run_one(bench: Benchmark, impl: Impl, cfg: Config, threads: int, program: dict | None,
-            manifest: dict, env: dict, args) -> dict:
+            manifest: dict, env: dict, args, cpu: int | None = None) -> dict:
+    """One process of `impl`, on CPU `cpu` alone when given (see `single_cpu`)."""
     prepared = program_command(bench, impl, cfg, threads, program, manifest, env, args)
     if isinstance(prepared, dict):
         return prepared
     cmd, env = prepared
     try:
-        res = run_quietly(cmd, env, args.timeout)
+        res = run_quietly(cmd, env, args.timeout, cpu)
     except subprocess.TimeoutExpired:
         return {"status": "failed", "reason": f"timed out after {args.timeout} s", "command": cmd}
     except OSError as e:
         return {"status": "failed", "reason": f"could not start: {e}", "command": cmd}
-    return parse_run(bench, res, args)
+    figure = parse_run(bench, res, args)
+    if cpu is not None and figure["status"] == "ok":
+        figure["cpus"] = [cpu]
+    return figure
+
+
+def single_cpu(threads: int, round_index: int) -> int | None:
+    """The CPU that every implementation's one-thread process of round `round_index` runs on,
+    counted from the top of the runner's affinity (CPU 0 takes more of the system's own work);
+    None for several threads, which place their threads themselves."""
+    if threads != 1:
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[len(cpus) - 1 - round_index % len(cpus)]
 
 
 def parse_run(bench: Benchmark, res: subprocess.CompletedProcess, args) -> dict:
@@ -724,14 +745,18 @@ def concurrent_bound(bench: Benchmark, impl: Impl, cfg: Config, threads: int,
             "efficiency": bound / figure[field]["median"]}
 
 
-def run_quietly(cmd: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
+def run_quietly(cmd: list[str], env: dict, timeout: float,
+                cpu: int | None = None) -> subprocess.CompletedProcess:
     """Runs a benchmark program with its output going to files, read once it has exited: a
     runner that reads a pipe wakes up at every line and takes a core from the program's
     threads. On the 16-core machine, with 16 workers pinned one per core, each such wake-up
     could hold a wait of F(20) back by a time slice (4 ms instead of 0.3; docs/PERFORMANCE.md,
-    session 12)."""
+    session 12). With `cpu`, the program runs on that CPU alone.
+    """
+    pin = None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu}))
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        res = subprocess.run(cmd, stdout=out, stderr=err, text=True, env=env, timeout=timeout)
+        res = subprocess.run(cmd, stdout=out, stderr=err, text=True, env=env, timeout=timeout,
+                             preexec_fn=pin)
         out.seek(0)
         err.seek(0)
         return subprocess.CompletedProcess(cmd, res.returncode, out.read(), err.read())
@@ -746,6 +771,8 @@ def merge_processes(bench: Benchmark, runs: list[dict]) -> dict:
         return next((r for r in runs if r["status"] == "failed"),
                     next((r for r in runs if r["status"] != "ok"), runs[0]))
     out = dict(runs[0], processes=len(runs))
+    if all("cpus" in r for r in runs):
+        out["cpus"] = [c for r in runs for c in r["cpus"]]
     for m in [bench.metric, *bench.extra_metrics]:
         out[m.field] = summarize([v for r in runs for v in r[m.field]["values"]], m.unit)
     return out
@@ -819,11 +846,14 @@ def run_all(benches: list[Benchmark], manifest: dict, env: dict, args) -> tuple[
                 # Implementations take turns, one process each per round, so that a drift of
                 # the machine over the rounds reaches every one alike.
                 runs = {impl.name: [] for impl in bench.impls}
-                for _ in range(args.processes):
+                # One-thread processes of a round share one CPU (`single_cpu`); a benchmark
+                # that is not threaded (the GPU's pool) places its threads itself.
+                for r in range(args.processes):
                     for impl in bench.impls:
                         runs[impl.name].append(
                             run_one(bench, impl, cfg, t, programs.get((bench.name, impl.name)),
-                                    manifest, env, args))
+                                    manifest, env, args,
+                                    single_cpu(t, r) if bench.threaded else None))
                 for impl in bench.impls:
                     fig = merge_processes(bench, runs[impl.name])
                     figures[impl.name] = fig
