@@ -34,12 +34,19 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn main() {
-    // A binary reduction tree of 4095 items with mixed priorities.
-    let n = 4095u32;
+/// A binary reduction tree of `n` items: item i executes after its children 2i + 1 and 2i + 2.
+fn tree(n: u32) -> Arc<Crs> {
     let row_map: Vec<u32> = std::iter::once(0).chain(0..n).collect();
     let entries: Vec<u32> = (1..n).map(|i| (i - 1) / 2).collect();
-    let graph = Arc::new(Crs::from_parts(row_map, entries).unwrap());
+    Arc::new(Crs::from_parts(row_map, entries).unwrap())
+}
+
+fn main() {
+    // A tree of 4095 items with and without mixed priorities, and one of 127 items whose runs
+    // on several workers go on the calling thread alone once its items are measured cheap.
+    let n = 4095u32;
+    let graph = tree(n);
+    let small = tree(127);
     let levels: Vec<Priority> = (0..n as usize).map(|i| Priority::ALL[i % 3]).collect();
     let sum = AtomicU64::new(0);
     let work = |i: usize| {
@@ -58,8 +65,12 @@ fn main() {
     for space in &spaces {
         space.run_on_all(&|_| {}).unwrap();
     }
-    for priorities in [None, Some(&levels[..])] {
-        let plan = WorkGraph::new(Arc::clone(&graph), priorities).unwrap();
+    let plans = [
+        WorkGraph::new(Arc::clone(&graph), None).unwrap(),
+        WorkGraph::new(Arc::clone(&graph), Some(&levels[..])).unwrap(),
+        WorkGraph::new(Arc::clone(&small), None).unwrap(),
+    ];
+    for plan in &plans {
         for space in &spaces {
             // The first dispatch may set up per-thread state of the pool's threads.
             plan.run(space, work).unwrap();
@@ -74,9 +85,10 @@ fn main() {
             );
         }
     }
+    let triangle = |n: u64| n * (n - 1) / 2;
     assert_eq!(
         sum.load(Ordering::Relaxed),
-        4 * 101 * (n as u64 * (n as u64 - 1) / 2)
+        2 * 101 * (2 * triangle(n as u64) + triangle(127))
     );
-    println!("work_graph_no_alloc: 400 runs allocated nothing");
+    println!("work_graph_no_alloc: 600 runs allocated nothing");
 }

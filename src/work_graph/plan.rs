@@ -172,6 +172,13 @@ impl WorkGraph {
         if workers == 1 {
             return space.run_on_all(&|_| self.run_alone(&work));
         }
+        // Relaxed: this thread stored it in `begin`.
+        let run = self.epoch.load(Ordering::Relaxed);
+        if self.item_cost.run_alone(self.num_items(), run) {
+            // A small run (`split.rs`): the calling thread alone, the space busy as for any
+            // run, the other workers never called in.
+            return space.run_on_all_lazily(0, &|_| {}, &|_| self.run_alone_timed(&work));
+        }
         if !space.is_pinned() {
             // Threads that move between CPUs, or more threads than CPUs: no core of one's own
             // to lose (`lost_cores.rs`).

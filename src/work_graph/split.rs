@@ -22,11 +22,18 @@
 //! Items of up to 8 ns keep the tuned counts on up to 16 workers (of up to 4 ns, on up to 32),
 //! and so does every run before the first measurement.
 //!
-//! The measurement: worker 0 times up to `SAMPLES` of its chunks that run without a look at
-//! any flag (`WorkerClock`), and stores their cost per item at the end of its run; the next
-//! run reads it when it starts (`ItemCost::start_run`), so that every worker of a run uses
-//! the same thresholds, which the run's correctness needs (a narrow height is worker 0's
-//! alone: every worker must agree which heights are narrow).
+//! A whole run that takes one worker less than `RUN_ALONE_NS` runs on the calling thread
+//! alone (`ItemCost::run_alone`): calling the other workers in and waiting for them to leave
+//! costs more than they save. On the 16-core GPU machine a run of fib(10) (177 items) took
+//! 2.2-4.2 us on 2-16 workers against 0.9 on one, fib(15) (1973 items) 11-25 us against 7.3,
+//! fib(16) 13-20 against 13.8, and fib(17) 17-22 against 24; on the 2-core developer machine
+//! fib(15) took 6.0 us on 2 workers against 3.2 on one, fib(17) 10.3 against 8.4
+//! (docs/PERFORMANCE.md, session 32). What a run alone would take is known from the plan's
+//! own runs alone, which time themselves (`alone`). Before the first, worker 0's measurement
+//! stands in, with a margin: its items take their inputs from other cores, so they cost more
+//! than on one worker (fib(10) on 16 workers measured up to 25 times its one-worker cost),
+//! and a plan whose estimate falls within four times the limit tries one run alone; it tries
+//! again every 32 runs, so that one disturbed run alone does not decide for good.
 
 use crate::sync::atomic::{AtomicU32, Ordering};
 
@@ -47,6 +54,16 @@ const MAX_SLICE: usize = 8192;
 const SLICE_NS: u64 = 32768;
 /// Item costs are kept in 1/`SCALE` ns.
 const SCALE: u64 = 16;
+/// A run that one worker ends within this runs on the calling thread alone (module comment):
+/// below the crossovers measured, 14-17 us on 16 workers, 9-13 on 2.
+const RUN_ALONE_NS: u64 = 12288;
+/// Before any run alone, a plan tries one when worker 0's measurement puts the run below this
+/// many times `RUN_ALONE_NS` (module comment).
+const TRY_ALONE_MARGIN: u64 = 4;
+/// Every this many runs a plan decides as before its first run alone, so that one run alone
+/// that was disturbed (its thread preempted: 279 ns per item measured once for fib(10), 1.7
+/// usually) does not keep the plan on all its workers for good.
+const RETRY_ALONE: u8 = 32;
 /// Chunks worker 0 times in a run: a clock read costs tens of nanoseconds, so a few.
 const SAMPLES: u32 = 4;
 /// Fewest items in a timed chunk, so that the clock's own cost stays small beside it.
@@ -94,6 +111,11 @@ impl Split {
 pub(super) struct ItemCost {
     measured: AtomicU32,
     this_run: AtomicU32,
+    /// The cost of an item in the plan's runs on the calling thread alone (0 before any).
+    alone: AtomicU32,
+    /// Test hook: no run goes alone (`never_alone`).
+    #[cfg(test)]
+    never_alone: std::sync::atomic::AtomicBool,
 }
 
 impl ItemCost {
@@ -113,20 +135,66 @@ impl ItemCost {
         Split::for_item_cost(self.this_run.load(Ordering::Relaxed))
     }
 
+    /// Whether run number `run` (the plan's `epoch`) of `items` items is small enough to run on
+    /// the calling thread alone (module comment): by the cost of the plan's earlier runs alone,
+    /// or before any, and in every `RETRY_ALONE`-th run, by worker 0's measurement with a
+    /// margin; never before a measurement, since the items of a plan's first run may take
+    /// milliseconds each. Called by the calling thread before the run.
+    pub(super) fn run_alone(&self, items: usize, run: u8) -> bool {
+        #[cfg(test)]
+        if self.never_alone.load(Ordering::Relaxed) {
+            return false;
+        }
+        // Relaxed: written by this thread in earlier runs alone, or read as in `start_run`.
+        let alone = self.alone.load(Ordering::Relaxed);
+        let (limit, scaled_ns) = if alone == 0 || run % RETRY_ALONE == 0 {
+            (
+                TRY_ALONE_MARGIN * RUN_ALONE_NS,
+                self.this_run.load(Ordering::Relaxed),
+            )
+        } else {
+            (RUN_ALONE_NS, alone)
+        };
+        scaled_ns != 0
+            && !cfg!(loom)
+            && (items as u64).saturating_mul(u64::from(scaled_ns)) < limit * SCALE
+    }
+
+    /// Test hook: every run of the plan uses all its workers, for the tests of how they share
+    /// the schedule (and the stress tests of their interleavings).
+    #[cfg(test)]
+    pub(super) fn never_alone(&self) {
+        self.never_alone.store(true, Ordering::Relaxed);
+    }
+
+    /// Folds the cost of a run on the calling thread alone, `ns` for `items` items, into the
+    /// cost of an item alone, a quarter of the new one as in `record`.
+    pub(super) fn record_alone(&self, ns: u64, items: usize) {
+        if let Some(scaled_ns) = ns.saturating_mul(SCALE).checked_div(items as u64) {
+            fold(&self.alone, scaled_ns);
+        }
+    }
+
     /// Folds worker 0's measurement into the estimate: a quarter of the new one, so that one
     /// run on a disturbed core does not swing the next runs' thresholds. Only worker 0 of the
-    /// one run in progress calls this, so the load and the store race with no other writer.
+    /// one run in progress calls this, and only the calling thread of a run alone calls
+    /// `record_alone`, so each estimate's load and store race with no other writer.
     fn record(&self, scaled_ns: u64) {
-        let scaled_ns = scaled_ns.clamp(1, u64::from(u32::MAX)) as u32;
-        let old = self.measured.load(Ordering::Relaxed);
-        let new = if old == 0 {
-            scaled_ns
-        } else {
-            ((3 * u64::from(old) + u64::from(scaled_ns)) / 4) as u32
-        };
-        // Relaxed: read by the next run's `begin` (see `start_run`).
-        self.measured.store(new.max(1), Ordering::Relaxed);
+        fold(&self.measured, scaled_ns);
     }
+}
+
+/// Folds a new cost into an estimate: a quarter of it, or all of it into none.
+fn fold(estimate: &AtomicU32, scaled_ns: u64) {
+    let scaled_ns = scaled_ns.clamp(1, u64::from(u32::MAX)) as u32;
+    let old = estimate.load(Ordering::Relaxed);
+    let new = if old == 0 {
+        scaled_ns
+    } else {
+        ((3 * u64::from(old) + u64::from(scaled_ns)) / 4) as u32
+    };
+    // Relaxed: read by the next run's `begin` (see `start_run`) or `run_alone`.
+    estimate.store(new.max(1), Ordering::Relaxed);
 }
 
 /// Worker 0's clock for its unchecked chunks (module comment); the other workers time nothing.

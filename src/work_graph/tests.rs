@@ -85,8 +85,12 @@ fn run_checked(plan: &WorkGraph, space: &Space) -> Vec<usize> {
     order
 }
 
+/// A plan whose runs on several workers use them all: these tests are about how workers share
+/// the schedule (`small_runs_run_on_the_calling_thread_alone` is about the other case).
 fn plan(graph: Crs) -> WorkGraph {
-    WorkGraph::new(Arc::new(graph), None).unwrap()
+    let p = WorkGraph::new(Arc::new(graph), None).unwrap();
+    p.item_cost.never_alone();
+    p
 }
 
 #[test]
@@ -839,6 +843,92 @@ fn worker_zero_measures_the_items_and_the_next_run_uses_it() {
         p.item_cost.split().min_piece < 256
     });
     assert!(measured, "worker 0 timed none of its chunks in 50 runs");
+}
+
+/// A run that one worker ends within about 12 us runs on the calling thread alone: 200
+/// independent items, one height that two workers would share, run wholly on the caller
+/// while they are known to be cheap, and on both threads once they are known to be costly
+/// (unless a worker held up had its slice taken, `claims`). Each run's own timing is folded
+/// into the estimate too, so before each run the test folds in its figure several times: a
+/// test thread preempted during a run must not decide the next.
+#[test]
+fn small_runs_run_on_the_calling_thread_alone() {
+    let p = WorkGraph::new(Arc::new(from_edges(200, &[])), None).unwrap();
+    let n = p.num_items();
+    let space = threads(2);
+    thread_local! {
+        static CALLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    CALLER.with(|c| c.set(true));
+    let on_caller: Vec<std::sync::atomic::AtomicBool> =
+        (0..n).map(|_| Default::default()).collect();
+    let run = || {
+        p.run(&space, |i| {
+            on_caller[i].store(CALLER.with(|c| c.get()), Ordering::Relaxed);
+        })
+        .unwrap();
+        on_caller
+            .iter()
+            .filter(|c| c.load(Ordering::Relaxed))
+            .count()
+    };
+    let assume = |ns_per_item: u64| {
+        for _ in 0..8 {
+            p.item_cost.record_alone(ns_per_item * n as u64, n);
+        }
+    };
+    // Cheap items, measured by worker 0 (a chunk of 64 items that took no time to speak of)
+    // and by runs alone (1 ns each): every run, whichever rule decides it, is alone.
+    let mut clock = WorkerClock::new(0);
+    clock.time(64, || {});
+    clock.finish(&p.item_cost);
+    for k in 0..40 {
+        assume(1);
+        assert_eq!(run(), n, "run {k} left the calling thread");
+    }
+    // Costly items, 10 us each or more: the runs use the other worker again.
+    let mut clock = WorkerClock::new(0);
+    clock.time(64, || {
+        std::thread::sleep(std::time::Duration::from_micros(640))
+    });
+    clock.finish(&p.item_cost);
+    assume(100_000);
+    let steals_before = p.steals.load(Ordering::Relaxed);
+    let on_the_caller = run();
+    if p.steals.load(Ordering::Relaxed) == steals_before {
+        assert!(
+            on_the_caller < n,
+            "a run of costly items stayed on the calling thread"
+        );
+    }
+}
+
+/// What decides a run alone (`ItemCost::run_alone`): nothing before a measurement; worker 0's
+/// measurement with a margin of four; then the runs alone, except in every 32nd run.
+#[test]
+fn a_run_goes_alone_by_the_cost_of_runs_alone_and_first_by_worker_zero_with_a_margin() {
+    let cost = ItemCost::default();
+    cost.start_run();
+    assert!(!cost.run_alone(1, 1), "nothing is known of the items yet");
+    // Worker 0 measured at least 10 us per item: 10 items take at least 100 us, more than four
+    // times the limit of about 12 us.
+    let mut clock = WorkerClock::new(0);
+    clock.time(64, || {
+        std::thread::sleep(std::time::Duration::from_micros(640))
+    });
+    clock.finish(&cost);
+    cost.start_run();
+    assert!(!cost.run_alone(10, 1));
+    // Runs alone of 2 us per item: 5 items (10 us) go alone, 8 (16 us) do not.
+    cost.record_alone(2_000, 1);
+    assert!(cost.run_alone(5, 1) && cost.run_alone(5, 31));
+    assert!(!cost.run_alone(8, 1));
+    // Every 32nd run decides by worker 0's measurement again: 5 items of 10 us or more are
+    // more than four times the limit.
+    assert!(!cost.run_alone(5, 32) && !cost.run_alone(5, 64));
+    let costly = ItemCost::default();
+    costly.record_alone(1_000_000, 1);
+    assert!(!costly.run_alone(1, 1), "1 ms for one item");
 }
 
 /// Stress: a tree and a wavefront, each run many times on 2, 3 and 8 workers with the order

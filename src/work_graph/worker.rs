@@ -216,6 +216,15 @@ impl WorkGraph {
         }
     }
 
+    /// `run_alone` on a space of several workers (`ItemCost::run_alone`), timed, so that the
+    /// plan's next runs know what its items cost now.
+    pub(super) fn run_alone_timed<F: Fn(usize) + ?Sized>(&self, work: &F) {
+        let start = std::time::Instant::now();
+        self.run_alone(work);
+        let ns = start.elapsed().as_nanos().try_into().unwrap_or(u64::MAX);
+        self.item_cost.record_alone(ns, self.num_items());
+    }
+
     /// Runs as worker `rank` of `size` until its share of the schedule is complete.
     pub(super) fn worker<F: Fn(usize) + ?Sized>(&self, rank: usize, size: usize, work: &F) {
         let _abort = AbortOnUnwind(&self.abort);
