@@ -33,8 +33,14 @@
 //! stands in, with a margin: its items take their inputs from other cores, so they cost more
 //! than on one worker (fib(10): 3 times on the developer machine's 2 workers, 5.2 against 1.7
 //! ns; on 16 workers of the GPU machine a first form that trusted it kept fib(10) on all of
-//! them), and a plan whose estimate falls within four times the limit tries one run alone; it tries
-//! again every 32 runs, so that one disturbed run alone does not decide for good.
+//! them), and a plan whose estimate falls within four times the limit tries one run alone; it
+//! tries again every 32 runs, so that runs alone that were disturbed do not decide for good.
+//!
+//! The measurement: worker 0 times up to `SAMPLES` of its chunks that run without a look at
+//! any flag (`WorkerClock`), and stores their cost per item at the end of its run; the next
+//! run reads it when it starts (`ItemCost::start_run`), so that every worker of a run uses
+//! the same thresholds, which the run's correctness needs (a narrow height is worker 0's
+//! alone: every worker must agree which heights are narrow).
 
 use crate::sync::atomic::{AtomicU32, Ordering};
 
@@ -169,11 +175,24 @@ impl ItemCost {
     }
 
     /// Folds the cost of a run on the calling thread alone, `ns` for `items` items, into the
-    /// cost of an item alone, a quarter of the new one as in `record`.
+    /// cost of an item alone. A run alone that was disturbed (its thread preempted for a time
+    /// slice) takes up to a thousand times its usual time, and its figure stays in a quarter
+    /// folding for many runs; so a new figure counts for at most four times the estimate, and
+    /// one below it for half: a slower work function still shows within a few runs, and one
+    /// disturbed run moves the estimate by at most 1.75 times.
     pub(super) fn record_alone(&self, ns: u64, items: usize) {
-        if let Some(scaled_ns) = ns.saturating_mul(SCALE).checked_div(items as u64) {
-            fold(&self.alone, scaled_ns);
-        }
+        let Some(scaled_ns) = ns.saturating_mul(SCALE).checked_div(items as u64) else {
+            return;
+        };
+        let scaled_ns = scaled_ns.clamp(1, u64::from(u32::MAX));
+        // Relaxed: only the calling thread of a run alone writes it (see `record`).
+        let old = u64::from(self.alone.load(Ordering::Relaxed));
+        let new = match old {
+            0 => scaled_ns,
+            _ if scaled_ns < old => (old + scaled_ns) / 2,
+            _ => (3 * old + scaled_ns.min(4 * old)) / 4,
+        };
+        self.alone.store(new.max(1) as u32, Ordering::Relaxed);
     }
 
     /// Folds worker 0's measurement into the estimate: a quarter of the new one, so that one
@@ -181,21 +200,16 @@ impl ItemCost {
     /// one run in progress calls this, and only the calling thread of a run alone calls
     /// `record_alone`, so each estimate's load and store race with no other writer.
     fn record(&self, scaled_ns: u64) {
-        fold(&self.measured, scaled_ns);
+        let scaled_ns = scaled_ns.clamp(1, u64::from(u32::MAX)) as u32;
+        let old = self.measured.load(Ordering::Relaxed);
+        let new = if old == 0 {
+            scaled_ns
+        } else {
+            ((3 * u64::from(old) + u64::from(scaled_ns)) / 4) as u32
+        };
+        // Relaxed: read by the next run's `begin` (see `start_run`).
+        self.measured.store(new.max(1), Ordering::Relaxed);
     }
-}
-
-/// Folds a new cost into an estimate: a quarter of it, or all of it into none.
-fn fold(estimate: &AtomicU32, scaled_ns: u64) {
-    let scaled_ns = scaled_ns.clamp(1, u64::from(u32::MAX)) as u32;
-    let old = estimate.load(Ordering::Relaxed);
-    let new = if old == 0 {
-        scaled_ns
-    } else {
-        ((3 * u64::from(old) + u64::from(scaled_ns)) / 4) as u32
-    };
-    // Relaxed: read by the next run's `begin` (see `start_run`) or `run_alone`.
-    estimate.store(new.max(1), Ordering::Relaxed);
 }
 
 /// Worker 0's clock for its unchecked chunks (module comment); the other workers time nothing.

@@ -873,7 +873,7 @@ fn small_runs_run_on_the_calling_thread_alone() {
             .count()
     };
     let assume = |ns_per_item: u64| {
-        for _ in 0..8 {
+        for _ in 0..32 {
             p.item_cost.record_alone(ns_per_item * n as u64, n);
         }
     };
@@ -929,6 +929,24 @@ fn a_run_goes_alone_by_the_cost_of_runs_alone_and_first_by_worker_zero_with_a_ma
     let costly = ItemCost::default();
     costly.record_alone(1_000_000, 1);
     assert!(!costly.run_alone(1, 1), "1 ms for one item");
+    // A run alone of 1 us per item, then one disturbed (1 ms per item): it counts for at most
+    // four times the estimate, so 6 items (at most 10.5 us) still go alone; a slower work
+    // function (three more such runs) shows.
+    let disturbed = ItemCost::default();
+    disturbed.record_alone(1_000, 1);
+    disturbed.record_alone(1_000_000, 1);
+    assert!(disturbed.run_alone(6, 1));
+    for _ in 0..3 {
+        disturbed.record_alone(1_000_000, 1);
+    }
+    assert!(!disturbed.run_alone(6, 1));
+    // A lower figure counts for half: from 9.4 us per item, three runs of 1 us bring 2 items
+    // (at most 2.05 us each, 4.1 in all) alone.
+    assert!(!disturbed.run_alone(2, 1));
+    for _ in 0..3 {
+        disturbed.record_alone(1_000, 1);
+    }
+    assert!(disturbed.run_alone(2, 1));
 }
 
 /// Stress: a tree and a wavefront, each run many times on 2, 3 and 8 workers with the order
