@@ -172,11 +172,9 @@ impl WorkGraph {
         if workers == 1 {
             return space.run_on_all(&|_| self.run_alone(&work));
         }
-        // Relaxed: this thread stored it in `begin`.
-        let run = self.epoch.load(Ordering::Relaxed);
-        if self.item_cost.run_alone(self.num_items(), run) {
-            // A small run (`split.rs`): the calling thread alone, the space busy as for any
-            // run, the other workers never called in.
+        if self.runs_alone(workers) {
+            // The calling thread alone, the space busy as for any run, the other workers never
+            // called in.
             return space.run_on_all_lazily(0, &|_| {}, &|_| self.run_alone_timed(&work));
         }
         if !space.is_pinned() {
@@ -212,6 +210,21 @@ impl WorkGraph {
         };
         self.lost_cores.after_run(start);
         done
+    }
+
+    /// Whether the current run, on a space of `workers` workers, goes on the calling thread
+    /// alone: when every height is narrow, so that worker 0 would run every item anyway while
+    /// the others only wait (a chain; a small tree even in a plan's first run, before anything
+    /// is measured), or when the run is small (`split.rs`).
+    fn runs_alone(&self, workers: usize) -> bool {
+        let all_narrow = self
+            .schedule
+            .widest
+            .is_some_and(|widest| self.item_cost.split().narrow(widest, workers));
+        // Relaxed: this thread stored it in `begin`.
+        let run = self.epoch.load(Ordering::Relaxed);
+        self.item_cost.may_run_alone()
+            && (all_narrow || self.item_cost.run_alone(self.num_items(), run))
     }
 
     /// Claims the plan for a run and resets what a run on several workers starts from.

@@ -39,6 +39,9 @@ pub(super) struct Schedule {
     /// the order's length at the end. Items of one height never depend on each other. Empty
     /// with several levels.
     pub level_starts: Box<[u32]>,
+    /// With one priority level, the number of items of the widest height (0 without items);
+    /// `None` with several levels.
+    pub widest: Option<usize>,
 }
 
 impl Schedule {
@@ -84,7 +87,15 @@ impl Schedule {
             latest_pred.push(pred_positions.get(first).map_or(0, |&q| q + 1));
             pred_offsets.push(pred_positions.len() as u32);
         }
+        let widest = (level_count <= 1).then(|| {
+            level_starts
+                .windows(2)
+                .map(|h| (h[1] - h[0]) as usize)
+                .max()
+                .unwrap_or(0)
+        });
         Schedule {
+            widest,
             order: HostArray::from_vec(order),
             pred_offsets: HostArray::from_vec(pred_offsets),
             pred_positions: HostArray::from_vec(pred_positions),

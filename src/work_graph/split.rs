@@ -35,6 +35,9 @@
 //! ns; on 16 workers of the GPU machine a first form that trusted it kept fib(10) on all of
 //! them), and a plan whose estimate falls within four times the limit tries one run alone; it
 //! tries again every 32 runs, so that runs alone that were disturbed do not decide for good.
+//! (A run whose heights are all narrow goes alone as well, measured or not:
+//! `WorkGraph::runs_alone`.)
+//! A run alone measures the items for the thresholds above too.
 //!
 //! The measurement: worker 0 times up to `SAMPLES` of its chunks that run without a look at
 //! any flag (`WorkerClock`), and stores their cost per item at the end of its run; the next
@@ -148,10 +151,6 @@ impl ItemCost {
     /// margin; never before a measurement, since the items of a plan's first run may take
     /// milliseconds each. Called by the calling thread before the run.
     pub(super) fn run_alone(&self, items: usize, run: u8) -> bool {
-        #[cfg(test)]
-        if self.never_alone.load(Ordering::Relaxed) {
-            return false;
-        }
         // Relaxed: written by this thread in earlier runs alone, or read as in `start_run`.
         let alone = self.alone.load(Ordering::Relaxed);
         let (limit, scaled_ns) = if alone == 0 || run % RETRY_ALONE == 0 {
@@ -162,9 +161,17 @@ impl ItemCost {
         } else {
             (RUN_ALONE_NS, alone)
         };
-        scaled_ns != 0
-            && !cfg!(loom)
-            && (items as u64).saturating_mul(u64::from(scaled_ns)) < limit * SCALE
+        scaled_ns != 0 && (items as u64).saturating_mul(u64::from(scaled_ns)) < limit * SCALE
+    }
+
+    /// Whether any run may go alone: not under loom, whose models run the workers' code, nor
+    /// in the tests of runs on several workers (`never_alone`).
+    pub(super) fn may_run_alone(&self) -> bool {
+        #[cfg(test)]
+        if self.never_alone.load(Ordering::Relaxed) {
+            return false;
+        }
+        !cfg!(loom)
     }
 
     /// Test hook: every run of the plan uses all its workers, for the tests of how they share
@@ -193,12 +200,20 @@ impl ItemCost {
             _ => (3 * old + scaled_ns.min(4 * old)) / 4,
         };
         self.alone.store(new.max(1) as u32, Ordering::Relaxed);
+        // It measures the items for the thresholds of later runs on several workers too, as
+        // worker 0 does there: narrow heights of costly items are then shared from the next run,
+        // as after a first run on several workers. With the same bound on a disturbed figure.
+        let measured = u64::from(self.measured.load(Ordering::Relaxed));
+        self.record(match measured {
+            0 => scaled_ns,
+            _ => scaled_ns.min(4 * measured),
+        });
     }
 
     /// Folds worker 0's measurement into the estimate: a quarter of the new one, so that one
     /// run on a disturbed core does not swing the next runs' thresholds. Only worker 0 of the
-    /// one run in progress calls this, and only the calling thread of a run alone calls
-    /// `record_alone`, so each estimate's load and store race with no other writer.
+    /// one run in progress calls this (or the calling thread of a run alone, `record_alone`),
+    /// so each estimate's load and store race with no other writer.
     fn record(&self, scaled_ns: u64) {
         let scaled_ns = scaled_ns.clamp(1, u64::from(u32::MAX)) as u32;
         let old = self.measured.load(Ordering::Relaxed);

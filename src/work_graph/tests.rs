@@ -903,6 +903,37 @@ fn small_runs_run_on_the_calling_thread_alone() {
     }
 }
 
+/// A plan whose heights are all narrow runs on the calling thread alone from its first run
+/// (worker 0 would run every item anyway): a chain of 50 items on 4 workers writes no
+/// completion flag, which a run on several workers would. Narrow heights of costly items
+/// (20 independent items of 200 us on 2 workers) run alone once, and the measurement of that
+/// run has them shared from the next run on, as a first run on several workers would.
+#[test]
+fn a_plan_whose_heights_are_all_narrow_runs_alone() {
+    // Whether the plan's last run stored any completion flag: only runs on several workers do.
+    let stored_flags = |p: &WorkGraph| {
+        let epoch = p.epoch.load(Ordering::Relaxed);
+        p.done.iter().any(|d| d.load(Ordering::Relaxed) == epoch)
+    };
+    let edges: Vec<(usize, usize)> = (1..50).map(|i| (i - 1, i)).collect();
+    let chain = WorkGraph::new(Arc::new(from_edges(50, &edges)), None).unwrap();
+    let space = threads(4);
+    for run in 0..20 {
+        run_checked(&chain, &space);
+        assert!(!stored_flags(&chain), "run {run} went to several workers");
+    }
+    let costly = WorkGraph::new(Arc::new(from_edges(20, &[])), None).unwrap();
+    let space = threads(2);
+    let wait = |_| std::thread::sleep(std::time::Duration::from_micros(200));
+    costly.run(&space, wait).unwrap();
+    assert!(
+        !stored_flags(&costly),
+        "the first run went to several workers"
+    );
+    costly.run(&space, wait).unwrap();
+    assert!(stored_flags(&costly), "the second run stayed alone");
+}
+
 /// What decides a run alone (`ItemCost::run_alone`): nothing before a measurement; worker 0's
 /// measurement with a margin of four; then the runs alone, except in every 32nd run.
 #[test]
@@ -919,13 +950,13 @@ fn a_run_goes_alone_by_the_cost_of_runs_alone_and_first_by_worker_zero_with_a_ma
     clock.finish(&cost);
     cost.start_run();
     assert!(!cost.run_alone(10, 1));
-    // Runs alone of 2 us per item: 5 items (10 us) go alone, 8 (16 us) do not.
-    cost.record_alone(2_000, 1);
-    assert!(cost.run_alone(5, 1) && cost.run_alone(5, 31));
-    assert!(!cost.run_alone(8, 1));
-    // Every 32nd run decides by worker 0's measurement again: 5 items of 10 us or more are
-    // more than four times the limit.
-    assert!(!cost.run_alone(5, 32) && !cost.run_alone(5, 64));
+    // Runs alone of 1 us per item: 10 items (10 us) go alone, 13 do not.
+    cost.record_alone(1_000, 1);
+    assert!(cost.run_alone(10, 1) && cost.run_alone(10, 31));
+    assert!(!cost.run_alone(13, 1));
+    // Every 32nd run decides by worker 0's measurement again, into which the run alone was
+    // folded (at least 7.75 us per item): 10 items are more than four times the limit.
+    assert!(!cost.run_alone(10, 32) && !cost.run_alone(10, 64));
     let costly = ItemCost::default();
     costly.record_alone(1_000_000, 1);
     assert!(!costly.run_alone(1, 1), "1 ms for one item");
