@@ -18,11 +18,13 @@ processes per thread count, taking turns with its peers; every repetition pooled
 --results-dir DIR, --update-docs (put the tables into docs/PERFORMANCE.md), --no-cargo (use the
 existing target/release/libtaskdag.so), --timeout S, --bound (below).
 
-One-thread runs of the threaded benchmarks are pinned: in round r of --processes, every implementation's one-thread process
-runs on the same CPU, the r-th from the top of the runner's affinity. On a VM whose vCPUs run at
-different speeds (below) a floating process lands on a fast or a slow one by chance, so
-one-thread ratios between implementations compared vCPUs more than code; pinned, each round
-compares them on one vCPU, and more rounds sample more vCPUs. The figures record the CPUs.
+One-thread runs of the threaded benchmarks are pinned: in round r of --processes, every
+implementation's one-thread process runs on the same CPU, the r-th from the top of the runner's
+affinity. On a VM whose vCPUs run at different speeds (below) a floating process lands on a fast
+or a slow one by chance, so one-thread ratios between implementations compared vCPUs more than
+code; pinned, each round compares them on one vCPU, and more rounds sample more vCPUs. The
+figures record the CPUs. (A vCPU also changes speed from one process to the next: judge one
+thread from several rounds, and from the fastest repetitions as well as the medians.)
 
 --bound: for each thread count T > 1 of fib_task and work_graph, every implementation also runs as
 T one-thread processes at once, one pinned to each of the first T CPUs. Their per-item times t_c

@@ -216,7 +216,7 @@ impl WorkGraph {
         }
     }
 
-    /// `run_alone` on a space of several workers (`ItemCost::run_alone`), timed, so that the
+    /// `run_alone` on a space of several workers (`WorkGraph::runs_alone`), timed, so that the
     /// plan's next runs know what its items cost now.
     pub(super) fn run_alone_timed<F: Fn(usize) + ?Sized>(&self, work: &F) {
         let start = std::time::Instant::now();
