@@ -2211,8 +2211,8 @@ public:
   /// on the space's threads (so `f` must be thread-safe). Returns when all calls have returned.
   /// A plan's runs on several threads share the work as finely as the cost of an item measured
   /// in its earlier runs warrants, so time later runs, not only the first; a run so measured to
-  /// take one thread under about 12 us, or of a graph too narrow to share anywhere, runs on the
-  /// calling thread alone.
+  /// take one thread under about 12 us, or less on one thread than on all of them, or of a graph
+  /// too narrow to share anywhere, runs on the calling thread alone.
   ///
   /// If `f` throws, the remaining items are skipped (their calls return at once) and the first
   /// exception is rethrown here once the run has ended. Throws taskdag::error for

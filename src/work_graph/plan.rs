@@ -177,16 +177,33 @@ impl WorkGraph {
             // called in.
             return space.run_on_all_lazily(0, &|_| {}, &|_| self.run_alone_timed(&work));
         }
-        if !space.is_pinned() {
+        let start = Instant::now();
+        let done = if space.is_pinned() {
+            self.run_pinned(space, workers, start, &work)
+        } else {
             // Threads that move between CPUs, or more threads than CPUs: no core of one's own
             // to lose (`lost_cores.rs`).
-            return space.run_on_all(&|w| self.worker(w.rank, w.size, &work));
-        }
-        let start = Instant::now();
+            space.run_on_all(&|w| self.worker(w.rank, w.size, &work))
+        };
+        // Against the runs alone (`split.rs`).
+        let ns = start.elapsed().as_nanos().try_into().unwrap_or(u64::MAX);
+        self.item_cost.record_shared(ns, self.num_items(), workers);
+        done
+    }
+
+    /// A run on a space whose threads are pinned one per CPU, started at `start`: workers that
+    /// lost their core in earlier runs sit out.
+    fn run_pinned<F: Fn(usize) + Sync>(
+        &self,
+        space: &Space,
+        workers: usize,
+        start: Instant,
+        work: &F,
+    ) -> Result<()> {
         let choice = self.lost_cores.choose(workers, start);
         let done = if choice.size == workers {
             space.run_on_all(&|w| {
-                self.worker(w.rank, w.size, &work);
+                self.worker(w.rank, w.size, work);
                 self.lost_cores.leave(w.rank, start);
             })
         } else {
@@ -195,15 +212,15 @@ impl WorkGraph {
             space.run_on_all_lazily(
                 choice.home,
                 &|w| {
-                    self.worker(self.lost_cores.run_rank(w.rank), size, &work);
+                    self.worker(self.lost_cores.run_rank(w.rank), size, work);
                     self.lost_cores.leave(w.rank, start);
                 },
                 &|recruit| {
                     recruit.only(|rank| self.lost_cores.takes_part(rank));
                     if size == 1 {
-                        self.run_alone(&work);
+                        self.run_alone(work);
                     } else {
-                        self.worker(0, size, &work);
+                        self.worker(0, size, work);
                     }
                 },
             )
@@ -224,7 +241,7 @@ impl WorkGraph {
         // Relaxed: this thread stored it in `begin`.
         let run = self.epoch.load(Ordering::Relaxed);
         self.item_cost.may_run_alone()
-            && (all_narrow || self.item_cost.run_alone(self.num_items(), run))
+            && (all_narrow || self.item_cost.run_alone(self.num_items(), run, workers))
     }
 
     /// Claims the plan for a run and resets what a run on several workers starts from.

@@ -35,6 +35,12 @@
 //! ns; on 16 workers of the GPU machine a first form that trusted it kept fib(10) on all of
 //! them), and a plan whose estimate falls within four times the limit tries one run alone; it
 //! tries again every 32 runs, so that runs alone that were disturbed do not decide for good.
+//! Once a plan has both runs alone and runs on all workers measured (each timed whole by the
+//! calling thread), it takes the faster, whatever the limit says: the limit is where the two
+//! cross on a machine whose cores are all alike, and on a VM whose vCPUs run at different
+//! speeds from one moment to the next they crossed higher (session 34: fib(17), 5167 items,
+//! took 21-37 us per run on 16 workers of the GPU machine and 17-25 alone). Every 32 runs it
+//! tries the slower kind again while that takes less than twice the faster.
 //! (A run whose heights are all narrow goes alone as well, measured or not:
 //! `WorkGraph::runs_alone`.)
 //! A run alone measures the items for the thresholds above too.
@@ -45,7 +51,7 @@
 //! the same thresholds, which the run's correctness needs (a narrow height is worker 0's
 //! alone: every worker must agree which heights are narrow).
 
-use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// Fewest items per worker for a height to be shared. (Under loom, 1: the models' heights of
 /// two items are shared by the two workers.)
@@ -72,8 +78,14 @@ const RUN_ALONE_NS: u64 = 12288;
 const TRY_ALONE_MARGIN: u64 = 4;
 /// Every this many runs a plan decides as before its first run alone, so that one run alone
 /// that was disturbed (its thread preempted: 279 ns per item measured once for fib(10), 1.7
-/// usually) does not keep the plan on all its workers for good.
+/// usually) does not keep the plan on all its workers for good; or, once both kinds of run
+/// are measured, runs the slower kind, if it is within `RETRY_RATIO` of the faster.
 const RETRY_ALONE: u8 = 32;
+/// A plan whose runs alone and runs on several workers are both measured tries the slower kind
+/// again every `RETRY_ALONE` runs only while it takes less than this many times the faster:
+/// the retries then cost at most about 3% of the runs' time, and a kind that much slower
+/// becomes the faster only if the faster one's runs slow down, which their own figure shows.
+const RETRY_RATIO: u64 = 2;
 /// Chunks worker 0 times in a run: a clock read costs tens of nanoseconds, so a few.
 const SAMPLES: u32 = 4;
 /// Fewest items in a timed chunk, so that the clock's own cost stays small beside it.
@@ -123,6 +135,10 @@ pub(super) struct ItemCost {
     this_run: AtomicU32,
     /// The cost of an item in the plan's runs on the calling thread alone (0 before any).
     alone: AtomicU32,
+    /// The cost of an item in the plan's runs on several workers, the whole run as the calling
+    /// thread timed it (0 before any), and the number of workers of the space they ran on.
+    shared: AtomicU32,
+    shared_workers: AtomicUsize,
     /// Test hook: no run goes alone (`never_alone`).
     #[cfg(test)]
     never_alone: std::sync::atomic::AtomicBool,
@@ -150,9 +166,20 @@ impl ItemCost {
     /// or before any, and in every `RETRY_ALONE`-th run, by worker 0's measurement with a
     /// margin; never before a measurement, since the items of a plan's first run may take
     /// milliseconds each. Called by the calling thread before the run.
-    pub(super) fn run_alone(&self, items: usize, run: u8) -> bool {
-        // Relaxed: written by this thread in earlier runs alone, or read as in `start_run`.
+    pub(super) fn run_alone(&self, items: usize, run: u8, workers: usize) -> bool {
+        // Relaxed: written by this thread in earlier runs, or read as in `start_run`.
         let alone = self.alone.load(Ordering::Relaxed);
+        let shared = match self.shared_workers.load(Ordering::Relaxed) == workers {
+            true => self.shared.load(Ordering::Relaxed),
+            false => 0,
+        };
+        if alone != 0 && shared != 0 {
+            // Both measured: the faster, and now and then the other while it is close enough
+            // to have become the faster since.
+            let (fast, slow) = (alone.min(shared), alone.max(shared));
+            let retry = run % RETRY_ALONE == 0 && u64::from(slow) < RETRY_RATIO * u64::from(fast);
+            return (alone <= shared) != retry;
+        }
         let (limit, scaled_ns) = if alone == 0 || run % RETRY_ALONE == 0 {
             (
                 TRY_ALONE_MARGIN * RUN_ALONE_NS,
@@ -182,24 +209,11 @@ impl ItemCost {
     }
 
     /// Folds the cost of a run on the calling thread alone, `ns` for `items` items, into the
-    /// cost of an item alone. A run alone that was disturbed (its thread preempted for a time
-    /// slice) takes up to a thousand times its usual time, and its figure stays in a quarter
-    /// folding for many runs; so a new figure counts for at most four times the estimate, and
-    /// one below it for half: a slower work function still shows within a few runs, and one
-    /// disturbed run moves the estimate by at most 1.75 times.
+    /// cost of an item alone (`fold_run`).
     pub(super) fn record_alone(&self, ns: u64, items: usize) {
-        let Some(scaled_ns) = ns.saturating_mul(SCALE).checked_div(items as u64) else {
+        let Some(scaled_ns) = fold_run(&self.alone, ns, items) else {
             return;
         };
-        let scaled_ns = scaled_ns.clamp(1, u64::from(u32::MAX));
-        // Relaxed: only the calling thread of a run alone writes it (see `record`).
-        let old = u64::from(self.alone.load(Ordering::Relaxed));
-        let new = match old {
-            0 => scaled_ns,
-            _ if scaled_ns < old => (old + scaled_ns) / 2,
-            _ => (3 * old + scaled_ns.min(4 * old)) / 4,
-        };
-        self.alone.store(new.max(1) as u32, Ordering::Relaxed);
         // It measures the items for the thresholds of later runs on several workers too, as
         // worker 0 does there: narrow heights of costly items are then shared from the next run,
         // as after a first run on several workers. With the same bound on a disturbed figure.
@@ -208,6 +222,17 @@ impl ItemCost {
             0 => scaled_ns,
             _ => scaled_ns.min(4 * measured),
         });
+    }
+
+    /// Folds the time of a whole run on several workers of a space of `workers`, `ns` for
+    /// `items` items, into the cost of an item there (`fold_run`); a run on a space of another
+    /// size starts the figure over.
+    pub(super) fn record_shared(&self, ns: u64, items: usize, workers: usize) {
+        // Relaxed: only the calling thread of a run writes them (see `record`).
+        if self.shared_workers.swap(workers, Ordering::Relaxed) != workers {
+            self.shared.store(0, Ordering::Relaxed);
+        }
+        fold_run(&self.shared, ns, items);
     }
 
     /// Folds worker 0's measurement into the estimate: a quarter of the new one, so that one
@@ -225,6 +250,27 @@ impl ItemCost {
         // Relaxed: read by the next run's `begin` (see `start_run`).
         self.measured.store(new.max(1), Ordering::Relaxed);
     }
+}
+
+/// Folds a whole run's time, `ns` for `items` items, into `estimate`, the cost of an item in
+/// such runs, and returns the run's own figure (None without items). A run that was disturbed
+/// (its thread preempted for a time slice) takes up to a thousand times its usual time, and
+/// its figure would stay in a quarter folding for many runs; so a new figure counts for at most
+/// four times the estimate, and one below it for half: a slower work function still shows
+/// within a few runs, and one disturbed run moves the estimate by at most 1.75 times. Only the
+/// calling thread of a run writes these estimates (see `ItemCost::record`).
+fn fold_run(estimate: &AtomicU32, ns: u64, items: usize) -> Option<u64> {
+    let scaled_ns = ns.saturating_mul(SCALE).checked_div(items as u64)?;
+    let scaled_ns = scaled_ns.clamp(1, u64::from(u32::MAX));
+    // Relaxed: as above.
+    let old = u64::from(estimate.load(Ordering::Relaxed));
+    let new = match old {
+        0 => scaled_ns,
+        _ if scaled_ns < old => (old + scaled_ns) / 2,
+        _ => (3 * old + scaled_ns.min(4 * old)) / 4,
+    };
+    estimate.store(new.max(1) as u32, Ordering::Relaxed);
+    Some(scaled_ns)
 }
 
 /// Worker 0's clock for its unchecked chunks (module comment); the other workers time nothing.

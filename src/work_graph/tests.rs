@@ -934,13 +934,56 @@ fn a_plan_whose_heights_are_all_narrow_runs_alone() {
     assert!(stored_flags(&costly), "the second run stayed alone");
 }
 
+/// Once a plan has both kinds of run measured, it takes the faster (`ItemCost::run_alone`): a
+/// plan whose runs on 16 workers take 20 us goes alone when runs alone take 13, even though
+/// that is above the limit for a run alone known by itself; every 32nd run tries the slower
+/// kind while it takes less than twice the faster; runs on a space of another size count as
+/// not measured.
+#[test]
+fn with_both_kinds_of_run_measured_a_plan_takes_the_faster() {
+    let items = 1000;
+    let cost = ItemCost::default();
+    cost.record_alone(13_000, items);
+    assert!(!cost.run_alone(items, 1, 16), "13 us is above the limit");
+    cost.record_shared(20_000, items, 16);
+    assert!(cost.run_alone(items, 1, 16) && cost.run_alone(items, 31, 16));
+    assert!(!cost.run_alone(items, 32, 16), "the retry on 16 workers");
+    assert!(
+        !cost.run_alone(items, 1, 8),
+        "16 workers' runs say nothing of 8"
+    );
+    // Runs alone slow down (a costlier work function): the plan goes back to its workers, and
+    // tries alone again only while that is within twice their time.
+    for _ in 0..4 {
+        cost.record_alone(30_000, items);
+    }
+    assert!(!cost.run_alone(items, 1, 16) && cost.run_alone(items, 32, 16));
+    for _ in 0..8 {
+        cost.record_alone(45_000, items);
+    }
+    assert!(!cost.run_alone(items, 1, 16) && !cost.run_alone(items, 32, 16));
+    // A space of another size starts its figure over.
+    cost.record_shared(90_000, items, 8);
+    assert!(
+        !cost.run_alone(items, 1, 16),
+        "8 workers' runs say nothing of 16"
+    );
+    assert!(
+        cost.run_alone(items, 1, 8),
+        "45 us alone against 90 on 8 workers"
+    );
+}
+
 /// What decides a run alone (`ItemCost::run_alone`): nothing before a measurement; worker 0's
 /// measurement with a margin of four; then the runs alone, except in every 32nd run.
 #[test]
 fn a_run_goes_alone_by_the_cost_of_runs_alone_and_first_by_worker_zero_with_a_margin() {
     let cost = ItemCost::default();
     cost.start_run();
-    assert!(!cost.run_alone(1, 1), "nothing is known of the items yet");
+    assert!(
+        !cost.run_alone(1, 1, 16),
+        "nothing is known of the items yet"
+    );
     // Worker 0 measured at least 10 us per item: 10 items take at least 100 us, more than four
     // times the limit of about 12 us.
     let mut clock = WorkerClock::new(0);
@@ -949,35 +992,35 @@ fn a_run_goes_alone_by_the_cost_of_runs_alone_and_first_by_worker_zero_with_a_ma
     });
     clock.finish(&cost);
     cost.start_run();
-    assert!(!cost.run_alone(10, 1));
+    assert!(!cost.run_alone(10, 1, 16));
     // Runs alone of 1 us per item: 10 items (10 us) go alone, 13 do not.
     cost.record_alone(1_000, 1);
-    assert!(cost.run_alone(10, 1) && cost.run_alone(10, 31));
-    assert!(!cost.run_alone(13, 1));
+    assert!(cost.run_alone(10, 1, 16) && cost.run_alone(10, 31, 16));
+    assert!(!cost.run_alone(13, 1, 16));
     // Every 32nd run decides by worker 0's measurement again, into which the run alone was
     // folded (at least 7.75 us per item): 10 items are more than four times the limit.
-    assert!(!cost.run_alone(10, 32) && !cost.run_alone(10, 64));
+    assert!(!cost.run_alone(10, 32, 16) && !cost.run_alone(10, 64, 16));
     let costly = ItemCost::default();
     costly.record_alone(1_000_000, 1);
-    assert!(!costly.run_alone(1, 1), "1 ms for one item");
+    assert!(!costly.run_alone(1, 1, 16), "1 ms for one item");
     // A run alone of 1 us per item, then one disturbed (1 ms per item): it counts for at most
     // four times the estimate, so 6 items (at most 10.5 us) still go alone; a slower work
     // function (three more such runs) shows.
     let disturbed = ItemCost::default();
     disturbed.record_alone(1_000, 1);
     disturbed.record_alone(1_000_000, 1);
-    assert!(disturbed.run_alone(6, 1));
+    assert!(disturbed.run_alone(6, 1, 16));
     for _ in 0..3 {
         disturbed.record_alone(1_000_000, 1);
     }
-    assert!(!disturbed.run_alone(6, 1));
+    assert!(!disturbed.run_alone(6, 1, 16));
     // A lower figure counts for half: from 9.4 us per item, three runs of 1 us bring 2 items
     // (at most 2.05 us each, 4.1 in all) alone.
-    assert!(!disturbed.run_alone(2, 1));
+    assert!(!disturbed.run_alone(2, 1, 16));
     for _ in 0..3 {
         disturbed.record_alone(1_000, 1);
     }
-    assert!(disturbed.run_alone(2, 1));
+    assert!(disturbed.run_alone(2, 1, 16));
 }
 
 /// Stress: a tree and a wavefront, each run many times on 2, 3 and 8 workers with the order
