@@ -177,6 +177,7 @@ BENCHMARKS: list[Benchmark] = [
         ],
         configs=[
             Config("fib=15", "fib(15)", ["--shape", "fib", "--size", "15"]),
+            Config("fib=17", "fib(17)", ["--shape", "fib", "--size", "17"]),
             Config("fib=20", "fib(20)", ["--shape", "fib", "--size", "20"]),
             Config("fib=25", "fib(25)", ["--shape", "fib", "--size", "25"]),
             Config("fib=30", "fib(30)", ["--shape", "fib", "--size", "30"]),
