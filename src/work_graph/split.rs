@@ -161,11 +161,14 @@ impl ItemCost {
         Split::for_item_cost(self.this_run.load(Ordering::Relaxed))
     }
 
-    /// Whether run number `run` (the plan's `epoch`) of `items` items is small enough to run on
-    /// the calling thread alone (module comment): by the cost of the plan's earlier runs alone,
-    /// or before any, and in every `RETRY_ALONE`-th run, by worker 0's measurement with a
-    /// margin; never before a measurement, since the items of a plan's first run may take
-    /// milliseconds each. Called by the calling thread before the run.
+    /// Whether run number `run` (the plan's `epoch`) of `items` items, on a space of `workers`,
+    /// runs on the calling thread alone (module comment): once the plan's runs alone and its
+    /// runs on such a space are both measured, when those alone are the faster (every
+    /// `RETRY_ALONE`-th run the other kind, while within `RETRY_RATIO`); before that, by the
+    /// cost of the plan's earlier runs alone, or before any, and in every `RETRY_ALONE`-th run,
+    /// by worker 0's measurement with a margin; never before a measurement, since the items of
+    /// a plan's first run may take milliseconds each. Called by the calling thread before the
+    /// run.
     pub(super) fn run_alone(&self, items: usize, run: u8, workers: usize) -> bool {
         // Relaxed: written by this thread in earlier runs, or read as in `start_run`.
         let alone = self.alone.load(Ordering::Relaxed);
