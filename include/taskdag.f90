@@ -4079,8 +4079,8 @@ contains
   !> td_initialize, which only the thread that called taskdag_initialize may use). `user`
   !> (default c_null_ptr) is passed through, typically c_loc of the program's data. Returns when
   !> every call has returned. Runs on several threads share the work as finely as the cost of an
-  !> item measured in the plan's earlier runs warrants, so time later runs, not only the first;
-  !> a run so measured to take one thread under about 12 us, or less on one thread than on all
+  !> item measured in the plan's earlier runs warrants, so time later runs, not only the first; a
+  !> run so measured to take one thread under about 12 us, or clearly less on one thread than on all
   !> of them, or of a graph too narrow to share anywhere, runs on the calling thread alone.
   subroutine work_graph_run(this, work, user, space, stat)
     class(taskdag_work_graph), intent(in) :: this

@@ -2459,13 +2459,12 @@ enum td_status td_work_graph_create(const struct td_crs *graph,
  * returned. A run allocates nothing, and a plan may be run any number of times. How finely a
  * run on several threads shares the order follows the cost of an item measured in the plan's
  * earlier runs (docs/work-graph.md), so a plan's first such run may be slower than the next
- * ones when items cost tens of nanoseconds or more. A run that those measurements put within
- * about 12 us on one thread, or measured faster on one thread than on all of them, or whose
+ * ones when items cost tens of nanoseconds or more. A run that those measurements put within about
+ * 12 us on one thread, or measured clearly faster on one thread than on all of them, or whose
  * graph is too narrow everywhere to share (a chain), runs on the calling thread alone, in the
- * plan's order, the other threads left idle (docs/work-graph.md, "Small runs"). A thread of
- * the space that lost its CPU to another busy process during earlier runs sits out the plan's
- * next runs for a while, and the others split the order (docs/work-graph.md, "Other busy
- * processes").
+ * plan's order, the other threads left idle (docs/work-graph.md, "Small runs"). A thread of the
+ * space that lost its CPU to another busy process during earlier runs sits out the plan's next
+ * runs for a while, and the others split the order (docs/work-graph.md, "Other busy processes").
  *
  * `work_fn` runs concurrently on the space's threads and must be thread-safe; it must not unwind
  * (throw) into taskdag. It may call taskdag, but running this plan again from inside it, or

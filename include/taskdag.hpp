@@ -2209,9 +2209,9 @@ public:
   /// Runs the graph on `space` (td_space_threads, td_space_serial, ...): calls `f(i)` once for
   /// every item i in [0, N), each after the calls of the items it executes after, concurrently
   /// on the space's threads (so `f` must be thread-safe). Returns when all calls have returned.
-  /// A plan's runs on several threads share the work as finely as the cost of an item measured
-  /// in its earlier runs warrants, so time later runs, not only the first; a run so measured to
-  /// take one thread under about 12 us, or less on one thread than on all of them, or of a graph
+  /// A plan's runs on several threads share the work as finely as the cost of an item measured in
+  /// its earlier runs warrants, so time later runs, not only the first; a run so measured to take
+  /// one thread under about 12 us, or clearly less on one thread than on all of them, or of a graph
   /// too narrow to share anywhere, runs on the calling thread alone.
   ///
   /// If `f` throws, the remaining items are skipped (their calls return at once) and the first

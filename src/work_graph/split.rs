@@ -36,11 +36,13 @@
 //! them), and a plan whose estimate falls within four times the limit tries one run alone; it
 //! tries again every 32 runs, so that runs alone that were disturbed do not decide for good.
 //! Once a plan has both runs alone and runs on all workers measured (each timed whole by the
-//! calling thread), it takes the faster, whatever the limit says: the limit is where the two
-//! cross on a machine whose cores are all alike, and on a VM whose vCPUs run at different
-//! speeds from one moment to the next they crossed higher (session 34: fib(17), 5167 items,
-//! took 21-37 us per run on 16 workers of the GPU machine and 17-25 alone). Every 32 runs it
-//! tries the slower kind again while that takes less than twice the faster.
+//! calling thread), it goes alone when that is clearly the faster (`ALONE_GAIN`), whatever the
+//! limit says: the limit is where the two cross on a machine whose cores are all alike, and on
+//! a VM whose vCPUs run at different speeds from one moment to the next they crossed higher
+//! (session 34: fib(17), 5167 items, took 21-37 us per run on 16 workers of the GPU machine
+//! and 17-25 alone). Every 32 runs it tries the slower kind again while that takes less than
+//! twice the faster. Runs on the workers are disturbed more often than runs alone, so their
+//! figure moves up more slowly (`SHARED_FOLD`).
 //! (A run whose heights are all narrow goes alone as well, measured or not:
 //! `WorkGraph::runs_alone`.)
 //! A run alone measures the items for the thresholds above too.
@@ -86,6 +88,10 @@ const RETRY_ALONE: u8 = 32;
 /// the retries then cost at most about 3% of the runs' time, and a kind that much slower
 /// becomes the faster only if the faster one's runs slow down, which their own figure shows.
 const RETRY_RATIO: u64 = 2;
+/// Once both kinds of run are measured, a plan runs alone when that takes less than this
+/// fraction of a run on its workers, as (numerator, denominator): runs that take about as long
+/// either way stay on the workers rather than switch back and forth on the figures' noise.
+const ALONE_GAIN: (u64, u64) = (4, 5);
 /// Chunks worker 0 times in a run: a clock read costs tens of nanoseconds, so a few.
 const SAMPLES: u32 = 4;
 /// Fewest items in a timed chunk, so that the clock's own cost stays small beside it.
@@ -163,7 +169,7 @@ impl ItemCost {
 
     /// Whether run number `run` (the plan's `epoch`) of `items` items, on a space of `workers`,
     /// runs on the calling thread alone (module comment): once the plan's runs alone and its
-    /// runs on such a space are both measured, when those alone are the faster (every
+    /// runs on such a space are both measured, when those alone are clearly the faster (every
     /// `RETRY_ALONE`-th run the other kind, while within `RETRY_RATIO`); before that, by the
     /// cost of the plan's earlier runs alone, or before any, and in every `RETRY_ALONE`-th run,
     /// by worker 0's measurement with a margin; never before a measurement, since the items of
@@ -177,11 +183,12 @@ impl ItemCost {
             false => 0,
         };
         if alone != 0 && shared != 0 {
-            // Both measured: the faster, and now and then the other while it is close enough
-            // to have become the faster since.
-            let (fast, slow) = (alone.min(shared), alone.max(shared));
-            let retry = run % RETRY_ALONE == 0 && u64::from(slow) < RETRY_RATIO * u64::from(fast);
-            return (alone <= shared) != retry;
+            // Both measured: alone when clearly the faster, and now and then the other kind
+            // while it is close enough to have become the faster since.
+            let (alone, shared) = (u64::from(alone), u64::from(shared));
+            let slow_within = alone.max(shared) < RETRY_RATIO * alone.min(shared);
+            let retry = run % RETRY_ALONE == 0 && slow_within;
+            return (alone * ALONE_GAIN.1 < shared * ALONE_GAIN.0) != retry;
         }
         let (limit, scaled_ns) = if alone == 0 || run % RETRY_ALONE == 0 {
             (
@@ -212,9 +219,9 @@ impl ItemCost {
     }
 
     /// Folds the cost of a run on the calling thread alone, `ns` for `items` items, into the
-    /// cost of an item alone (`fold_run`).
+    /// cost of an item alone (`fold_run`, `ALONE_FOLD`).
     pub(super) fn record_alone(&self, ns: u64, items: usize) {
-        let Some(scaled_ns) = fold_run(&self.alone, ns, items) else {
+        let Some(scaled_ns) = fold_run(&self.alone, ALONE_FOLD, ns, items) else {
             return;
         };
         // It measures the items for the thresholds of later runs on several workers too, as
@@ -228,14 +235,14 @@ impl ItemCost {
     }
 
     /// Folds the time of a whole run on several workers of a space of `workers`, `ns` for
-    /// `items` items, into the cost of an item there (`fold_run`); a run on a space of another
-    /// size starts the figure over.
+    /// `items` items, into the cost of an item there (`fold_run`, `SHARED_FOLD`); a run on a
+    /// space of another size starts the figure over.
     pub(super) fn record_shared(&self, ns: u64, items: usize, workers: usize) {
         // Relaxed: only the calling thread of a run writes them (see `record`).
         if self.shared_workers.swap(workers, Ordering::Relaxed) != workers {
             self.shared.store(0, Ordering::Relaxed);
         }
-        fold_run(&self.shared, ns, items);
+        fold_run(&self.shared, SHARED_FOLD, ns, items);
     }
 
     /// Folds worker 0's measurement into the estimate: a quarter of the new one, so that one
@@ -255,14 +262,30 @@ impl ItemCost {
     }
 }
 
+/// How a whole run's figure is folded into an estimate of such runs (`fold_run`): a figure
+/// below the estimate counts for half, one above it for 1/`up` and for at most `most` times
+/// the estimate.
+struct Fold {
+    up: u64,
+    most: u64,
+}
+
+/// Runs alone. One that was disturbed (its thread preempted for a time slice) takes up to a
+/// thousand times its usual time, and its figure would stay in a quarter folding for many runs;
+/// counted for at most four times the estimate, it moves it by at most 1.75 times, while a
+/// slower work function still shows within a few runs.
+const ALONE_FOLD: Fold = Fold { up: 4, most: 4 };
+/// Runs on several workers, which are disturbed far more often (any of their threads may lose
+/// its core: on the GPU machine fib(19) runs on 16 workers now and then took twice their usual
+/// 31 us), and whose estimate is set against that of runs alone: one disturbed run moves it by
+/// at most 1.125 times, so that it does not send a plan alone for the next 32 runs (session 34,
+/// call 16: fib(19) 2.41 -> 3.66 ns per item with the runs-alone figure's fold).
+const SHARED_FOLD: Fold = Fold { up: 8, most: 2 };
+
 /// Folds a whole run's time, `ns` for `items` items, into `estimate`, the cost of an item in
-/// such runs, and returns the run's own figure (None without items). A run that was disturbed
-/// (its thread preempted for a time slice) takes up to a thousand times its usual time, and
-/// its figure would stay in a quarter folding for many runs; so a new figure counts for at most
-/// four times the estimate, and one below it for half: a slower work function still shows
-/// within a few runs, and one disturbed run moves the estimate by at most 1.75 times. Only the
+/// such runs, as `fold` says, and returns the run's own figure (None without items). Only the
 /// calling thread of a run writes these estimates (see `ItemCost::record`).
-fn fold_run(estimate: &AtomicU32, ns: u64, items: usize) -> Option<u64> {
+fn fold_run(estimate: &AtomicU32, fold: Fold, ns: u64, items: usize) -> Option<u64> {
     let scaled_ns = ns.saturating_mul(SCALE).checked_div(items as u64)?;
     let scaled_ns = scaled_ns.clamp(1, u64::from(u32::MAX));
     // Relaxed: as above.
@@ -270,7 +293,7 @@ fn fold_run(estimate: &AtomicU32, ns: u64, items: usize) -> Option<u64> {
     let new = match old {
         0 => scaled_ns,
         _ if scaled_ns < old => (old + scaled_ns) / 2,
-        _ => (3 * old + scaled_ns.min(4 * old)) / 4,
+        _ => ((fold.up - 1) * old + scaled_ns.min(fold.most * old)) / fold.up,
     };
     estimate.store(new.max(1) as u32, Ordering::Relaxed);
     Some(scaled_ns)
