@@ -276,8 +276,7 @@ struct Fold {
 /// slower work function still shows within a few runs.
 const ALONE_FOLD: Fold = Fold { up: 4, most: 4 };
 /// Runs on several workers, which are disturbed far more often (any of their threads may lose
-/// its core: on the GPU machine fib(19) runs on 16 workers now and then took twice their usual
-/// 31 us), and whose estimate is set against that of runs alone: one disturbed run moves it by
+/// its core), and whose estimate is set against that of runs alone: one disturbed run moves it by
 /// at most 1.125 times, so that it does not send a plan alone for the next 32 runs (session 34,
 /// call 16: fib(19) 2.41 -> 3.66 ns per item with the runs-alone figure's fold).
 const SHARED_FOLD: Fold = Fold { up: 8, most: 2 };
@@ -288,7 +287,7 @@ const SHARED_FOLD: Fold = Fold { up: 8, most: 2 };
 fn fold_run(estimate: &AtomicU32, fold: Fold, ns: u64, items: usize) -> Option<u64> {
     let scaled_ns = ns.saturating_mul(SCALE).checked_div(items as u64)?;
     let scaled_ns = scaled_ns.clamp(1, u64::from(u32::MAX));
-    // Relaxed: as above.
+    // Relaxed: this thread alone writes it (above).
     let old = u64::from(estimate.load(Ordering::Relaxed));
     let new = match old {
         0 => scaled_ns,
