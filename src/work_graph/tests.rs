@@ -577,7 +577,6 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
                 );
                 slice_threads.push(thread);
             }
-            assert!(worker::slice(height.clone(), 4, 4, split).start < height.end);
         }
     }
 }
@@ -649,11 +648,11 @@ fn chains_between_wide_layers_run_on_worker_zero_in_order() {
 
 /// A worker held up (a descheduled core; here a long item, the last of its slice) has its
 /// later slices run by the others, which wait for them (`claims`); the run stays correct.
-/// Four layers of 256 items on 2 workers: worker r's slice of each layer is items 96 r..96 r +
-/// 96, the pieces 192..256. Item i of a layer runs after item i of the layer before, and the
-/// first 95 also after item i + 96 (worker 1's slice), so worker 0 needs worker 1's slices;
-/// item 191 of the first layer, which nothing of worker 0's needs, waits until a slice has
-/// been stolen (at most 5 s).
+/// Four layers of 256 items on 2 workers: worker r's slice of each layer is items 128 r..128 r +
+/// 128 (a rest of 64 would not give each worker a smallest piece). Item i of a layer runs after
+/// item i of the layer before, and the first 127 also after item i + 128 (worker 1's slice), so
+/// worker 0 needs worker 1's slices; item 255 of the first layer, which nothing of worker 0's
+/// needs, waits until a slice has been stolen (at most 5 s).
 #[test]
 fn the_slices_of_a_worker_held_up_are_run_by_the_others() {
     const WIDTH: usize = 256;
@@ -661,8 +660,8 @@ fn the_slices_of_a_worker_held_up_are_run_by_the_others() {
     for layer in 1..4 {
         for i in 0..WIDTH {
             edges.push(((layer - 1) * WIDTH + i, layer * WIDTH + i));
-            if i < 95 {
-                edges.push(((layer - 1) * WIDTH + i + 96, layer * WIDTH + i));
+            if i < 127 {
+                edges.push(((layer - 1) * WIDTH + i + 128, layer * WIDTH + i));
             }
         }
     }
@@ -671,8 +670,8 @@ fn the_slices_of_a_worker_held_up_are_run_by_the_others() {
     assert_eq!(split, Split::for_item_cost(0), "no item measured yet");
     let first_layer = p.schedule.height(0);
     assert_eq!(first_layer, 0..WIDTH);
-    assert_eq!(worker::slice(first_layer.clone(), 1, 2, split), 96..192);
-    let held_up = 191;
+    assert_eq!(worker::slice(first_layer.clone(), 1, 2, split), 128..256);
+    let held_up = 255;
     let space = threads(2);
     let clock = AtomicUsize::new(0);
     let start: Vec<AtomicUsize> = (0..4 * WIDTH)
@@ -749,17 +748,26 @@ fn runs_whose_workers_are_held_up_keep_their_order() {
 }
 
 #[test]
-fn slices_cover_three_quarters_of_a_height_up_to_a_cap_per_worker() {
+fn slices_cover_three_quarters_of_a_height_or_all_of_a_small_one_up_to_a_cap_per_worker() {
     let split = Split::for_item_cost(0);
     let slices = |height: std::ops::Range<usize>, size: usize| {
         (0..=size)
             .map(|rank| worker::slice(height.clone(), rank, size, split))
             .collect::<Vec<_>>()
     };
-    // 1000 items on 3 workers: 750 in slices of 250, the pieces from 1750.
+    // 4000 items on 3 workers: 3000 in slices of 1000, the pieces from 4000.
+    assert_eq!(
+        slices(1000..5000, 3),
+        [1000..2000, 2000..3000, 3000..4000, 4000..4000]
+    );
+    // A rest of 3 x 256 items gives each worker a smallest piece; one item fewer does not, and
+    // then the slices cover the whole height.
+    assert_eq!(split.min_piece, 256);
+    assert_eq!(slices(0..3072, 3)[3], 2304..2304);
+    assert_eq!(slices(0..3068, 3)[3], 3068..3068);
     assert_eq!(
         slices(1000..2000, 3),
-        [1000..1250, 1250..1500, 1500..1750, 1750..1750]
+        [1000..1333, 1333..1666, 1666..2000, 2000..2000]
     );
     // A million items on 4 workers: slices of 8192, the rest in pieces.
     let wide = slices(0..1_000_000, 4);

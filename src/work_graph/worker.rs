@@ -15,7 +15,8 @@
 //!   falls at most that far behind per height), then the workers take the rest in pieces
 //!   from a shared cursor, guided: a
 //!   piece is a 1/(`CLAIM_DIVISOR` x workers) part of what is left, at least the run's
-//!   smallest piece (`split`: 256 cheap items, fewer as items cost more). Slices and pieces
+//!   smallest piece (`split`: 256 cheap items, fewer as items cost more). A height whose rest
+//!   would not give each worker one smallest piece is all slices (`slice`). Slices and pieces
 //!   run in chunks of up to `MAX_CHUNK`.
 //!   The slices cost no shared write: when every worker took each height's first piece from
 //!   the cursor, the 16 claims at the start of a height passed its cache line from core to
@@ -652,8 +653,25 @@ fn slice_owner(height: Range<usize>, q: usize, size: usize, split: Split) -> Opt
 
 /// Worker `rank`'s slice of the wide height `height` in a run of `size` workers with the
 /// thresholds `split`; rank `size` gives the empty slice where the pieces start.
+///
+/// The slices cover `STATIC_SHARE` of the height, unless the rest would not give each worker
+/// one smallest piece (`Split::min_piece`): they then cover the whole height. Such a rest goes
+/// to a few workers in pieces of the smallest size, each taken after a slice, so the height
+/// ends a piece's time after the slices rather than a slice's quarter later (a height of 4096
+/// cheap items on 16 workers: slices of 192 items, then 4 workers run 256 more while the
+/// others wait). Measured on the 16-core machine in one process per worker count, alternating
+/// blocks of runs of the two rules (medians of 15-21 blocks each, three calls), whole slices
+/// against three quarters and pieces: on 16 workers fib(18) 0.90-1.00, fib(19) and fib(21)
+/// 0.94-0.95, fib(20) 0.94-1.00, fib(22) 0.97-0.98, fib(25) 0.95-0.99, fib(30) 0.99-1.01; on 12 0.91-0.96; on 4
+/// 0.91-0.95; on 8 0.94-1.00; only fib(16), whose blocks ran at two speeds, measured 1.05 on 16
+/// workers and 1.12 on 8 in one call each and 0.995 and 0.997 in another (docs/PERFORMANCE.md,
+/// session 35). Larger heights keep their pieces, which let faster cores take more of them.
+/// (Under loom the rest is always shared: the models' heights of two items keep one slice and
+/// one piece.)
 pub(super) fn slice(height: Range<usize>, rank: usize, size: usize, split: Split) -> Range<usize> {
-    let sliced = (height.len() * STATIC_SHARE.0 / STATIC_SHARE.1).min(split.max_slice * size);
+    let share = height.len() * STATIC_SHARE.0 / STATIC_SHARE.1;
+    let rest_too_small = !cfg!(loom) && height.len() - share < size * split.min_piece;
+    let sliced = if rest_too_small { height.len() } else { share }.min(split.max_slice * size);
     let at = |r: usize| height.start + sliced * r / size;
     at(rank)..at((rank + 1).min(size))
 }
