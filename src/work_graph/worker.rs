@@ -76,10 +76,11 @@
 //!   every worker of a run has a different one of, and the run's size; each is claimed once,
 //!   by its owner or a thief, and run by its claimer, `claims`), or in a narrow height, which
 //!   only worker 0 runs. With heights, a piece never crosses its height's
-//!   end and a worker leaves a wide height only once the cursor is at or past its end, so the
-//!   cursor moves through the wide heights in order: when a worker finds it below the end of
-//!   a height's slices, the positions in between are slices or narrow heights', and it starts
-//!   the piece at the end of the slices.
+//!   end and a worker leaves a wide height only once the cursor is at or past its end or the
+//!   height has no pieces (all slices, `slice`), so the cursor moves through the pieces of the
+//!   wide heights in order: when a worker finds it below the end of a height's slices, the
+//!   positions in between are slices or narrow heights', and it starts the piece at the end
+//!   of the slices.
 //! - Progress (no deadlock): predecessors always have smaller positions, and a worker takes
 //!   its chunks in increasing order of position (a worker's slice of a height lies below the
 //!   height's pieces, and both below the next height's). Take the smallest position m not
@@ -107,7 +108,7 @@
 //!   `MARK_STRIDE` positions above the mark or, with heights, is the worker's first chunk of a
 //!   height; with heights also the end of a wide height that the others claimed entirely
 //!   before this worker took any of it (its later pieces lie above the cursor, which is past
-//!   that end); usize::MAX once it has completed all its positions. Publishing only then keeps
+//!   that end, or in later heights when the height has no pieces); usize::MAX once it has completed all its positions. Publishing only then keeps
 //!   the mark's cache line from moving between its writer and its readers once per chunk (a
 //!   cache miss per mark and chunk for every reader, a sizeable part of an item's few
 //!   nanoseconds on many workers): with heights, a reader misses about once per other worker
@@ -800,7 +801,8 @@ impl Marks<'_> {
 
     /// With heights: the worker found a wide height ending at `end` all claimed before it took
     /// any of it. Its incomplete positions, if any, lie at or above `end` (it takes later pieces
-    /// above the cursor, which is there), so `end` is a mark; publishing it lets the others know
+    /// above the cursor, which is there, or, in a height without pieces, none of this height),
+    /// so `end` is a mark; publishing it lets the others know
     /// they need not wait for this worker in the heights before, as a first chunk there would.
     fn passed_height(&mut self, end: usize) {
         let Some(own) = self.own else { return };
