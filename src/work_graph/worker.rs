@@ -108,8 +108,9 @@
 //!   `MARK_STRIDE` positions above the mark or, with heights, is the worker's first chunk of a
 //!   height; with heights also the end of a wide height that the others claimed entirely
 //!   before this worker took any of it (its later pieces lie above the cursor, which is past
-//!   that end, or in later heights when the height has no pieces); usize::MAX once it has completed all its positions. Publishing only then keeps
-//!   the mark's cache line from moving between its writer and its readers once per chunk (a
+//!   that end, or in later heights when the height has no pieces); usize::MAX once it has
+//!   completed all its positions. Publishing only then keeps the mark's cache line from moving
+//!   between its writer and its readers once per chunk (a
 //!   cache miss per mark and chunk for every reader, a sizeable part of an item's few
 //!   nanoseconds on many workers): with heights, a reader misses about once per other worker
 //!   and height. A mark only grows, and whatever value a mark held bounds
@@ -655,20 +656,20 @@ fn slice_owner(height: Range<usize>, q: usize, size: usize, split: Split) -> Opt
 /// Worker `rank`'s slice of the wide height `height` in a run of `size` workers with the
 /// thresholds `split`; rank `size` gives the empty slice where the pieces start.
 ///
-/// The slices cover `STATIC_SHARE` of the height, unless the rest would not give each worker
-/// one smallest piece (`Split::min_piece`): they then cover the whole height. Such a rest goes
-/// to a few workers in pieces of the smallest size, each taken after a slice, so the height
-/// ends a piece's time after the slices rather than a slice's quarter later (a height of 4096
-/// cheap items on 16 workers: slices of 192 items, then 4 workers run 256 more while the
-/// others wait). Measured on the 16-core machine in one process per worker count, alternating
-/// blocks of runs of the two rules (medians of 15-21 blocks each, three calls), whole slices
-/// against three quarters and pieces: on 16 workers fib(18) 0.90-1.00, fib(19) and fib(21)
-/// 0.94-0.95, fib(20) 0.94-1.00, fib(22) 0.97-0.98, fib(25) 0.95-0.99, fib(30) 0.99-1.01; on 12 0.91-0.96; on 4
-/// 0.91-0.95; on 8 0.94-1.00; only fib(16), whose blocks ran at two speeds, measured 1.05 on 16
-/// workers and 1.12 on 8 in one call each and 0.995 and 0.997 in another (docs/PERFORMANCE.md,
-/// session 35). Larger heights keep their pieces, which let faster cores take more of them.
-/// (Under loom the rest is always shared: the models' heights of two items keep one slice and
-/// one piece.)
+/// The slices cover `STATIC_SHARE` of the height, unless the rest would not give each worker one
+/// smallest piece (`Split::min_piece`): they then cover the whole height. Such a rest goes to a few
+/// workers in pieces of the smallest size, each taken after a slice, so the height ends a piece's
+/// time after the slices rather than a slice's quarter later (a height of 4096 cheap items on 16
+/// workers: slices of 192 items, then 4 workers run 256 more while the others wait). Measured on
+/// the 16-core machine in one process per worker count, alternating blocks of runs of the two rules
+/// (medians of 15-21 blocks each, two calls), whole slices against three quarters and pieces: on 16
+/// workers fib(18) 0.90-1.00, fib(19) and fib(21) 0.94-0.95, fib(20) 0.94-1.00, fib(22) 0.97-0.98,
+/// fib(25) 0.95-0.99, fib(30) 0.99-1.01; on 12 0.91-0.96; on 4 0.91-0.95; on 8 0.94-1.00; only
+/// fib(16), whose blocks ran at two speeds, measured 1.05 on 16 workers and 1.12 on 8 in one call
+/// each and 0.995 and 0.997 in another (docs/PERFORMANCE.md, session 35). Larger heights keep their
+/// pieces, which let faster cores take more of them.
+/// (Under loom the rest is always shared: the models' heights of two items keep one slice and one
+/// piece.)
 pub(super) fn slice(height: Range<usize>, rank: usize, size: usize, split: Split) -> Range<usize> {
     let share = height.len() * STATIC_SHARE.0 / STATIC_SHARE.1;
     let rest_too_small = !cfg!(loom) && height.len() - share < size * split.min_piece;
