@@ -2,7 +2,9 @@
 //! bound) and every weak-memory outcome loom explores: pieces of each height claimed from the
 //! shared cursor (one priority level) and chunk claims of the whole schedule (several levels), the completion flags
 //! (Release after F, Acquire before a successor), waiting, low-water marks, run numbers across
-//! runs, and termination.
+//! runs, and termination. A rank runs on its own thread, or, when that thread has not claimed it
+//! by then, on the calling thread after rank 0, as `Space::run_blocks` runs a plan: rank 0 then
+//! completes the run alone, running the other's slices as a thief.
 //!
 //! Run with:
 //!     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --test loom_work_graph

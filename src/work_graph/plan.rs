@@ -46,6 +46,9 @@ pub struct WorkGraph {
     /// Slices run by a worker other than their owner, over all runs (`claims`).
     #[cfg(test)]
     pub(super) steals: AtomicUsize,
+    /// Runs that went to several workers rather than the calling thread alone (`split`).
+    #[cfg(test)]
+    pub(super) shared_runs: AtomicUsize,
     /// The cost of an item as runs on several workers measured it, and the value the current
     /// run's thresholds come from (`split`).
     pub(super) item_cost: ItemCost,
@@ -135,6 +138,8 @@ impl WorkGraph {
             abort: AtomicBool::new(false),
             #[cfg(test)]
             steals: AtomicUsize::new(0),
+            #[cfg(test)]
+            shared_runs: AtomicUsize::new(0),
             item_cost: ItemCost::default(),
             running: AtomicBool::new(false),
             lost_cores: LostCores::new(low_water_slots()),
@@ -177,13 +182,15 @@ impl WorkGraph {
             // called in.
             return space.run_on_all_lazily(0, &|_| {}, &|_| self.run_alone_timed(&work));
         }
+        #[cfg(test)]
+        self.shared_runs.fetch_add(1, Ordering::Relaxed);
         let start = Instant::now();
         let done = if space.is_pinned() {
             self.run_pinned(space, workers, start, &work)
         } else {
             // Threads that move between CPUs, or more threads than CPUs: no core of one's own
             // to lose (`lost_cores.rs`).
-            space.run_on_all(&|w| self.worker(w.rank, w.size, &work))
+            space.run_blocks(&|w| self.worker(w.rank, w.size, &work))
         };
         // Against the runs alone (`split.rs`).
         let ns = start.elapsed().as_nanos().try_into().unwrap_or(u64::MAX);
@@ -193,6 +200,18 @@ impl WorkGraph {
 
     /// A run on a space whose threads are pinned one per CPU, started at `start`: workers that
     /// lost their core in earlier runs sit out.
+    ///
+    /// A run on all workers starts them through the instance's job slot (`Space::run_blocks`):
+    /// the calling thread publishes the run with one store that every idle worker sees at once.
+    /// Posting to each worker's mailbox in turn took 0.15-0.26 us per worker on the 16-core
+    /// machine, so the 16th started 3.7-5.4 us into the run, and the calling thread began its
+    /// own share, which holds the narrow heights at the graph's start, only after the last post.
+    /// Through the slot every worker started 1.2-2.2 us into the run, and runs of fib(18) to
+    /// fib(22) on 16 workers took 0.86-0.95 of their time (docs/PERFORMANCE.md, session 36).
+    /// A rank whose worker has not claimed it by the time the calling thread ends its own share
+    /// runs on the calling thread, as a late worker would run it: a run already lets any worker
+    /// stand in for one that does not come (`claims`). Such a rank is no sign that the calling
+    /// thread lost its core, so only ranks run on their own thread report a lost one.
     fn run_pinned<F: Fn(usize) + Sync>(
         &self,
         space: &Space,
@@ -202,9 +221,12 @@ impl WorkGraph {
     ) -> Result<()> {
         let choice = self.lost_cores.choose(workers, start);
         let done = if choice.size == workers {
-            space.run_on_all(&|w| {
+            let calling_thread = crate::thread_id::current();
+            space.run_blocks(&|w| {
                 self.worker(w.rank, w.size, work);
-                self.lost_cores.leave(w.rank, start);
+                if crate::thread_id::current() != calling_thread {
+                    self.lost_cores.leave(w.rank, start);
+                }
             })
         } else {
             // Some workers sit out (`lost_cores.rs`): the others run as a smaller space's.
@@ -275,7 +297,10 @@ impl WorkGraph {
         Ok(Running(&self.running))
     }
 
-    /// Runs the plan on `workers` loom threads (the model checks in tests/loom_work_graph.rs).
+    /// Runs the plan on `workers` loom threads (the model checks in tests/loom_work_graph.rs) as
+    /// `Space::run_blocks` runs it (`run_pinned`): each rank on its own thread if that thread
+    /// claims it first, else on the calling thread after rank 0. The claims are Relaxed, so the
+    /// models check that the run orders its items by itself.
     #[cfg(loom)]
     pub fn run_on_loom_threads(
         self: &Arc<Self>,
@@ -283,14 +308,28 @@ impl WorkGraph {
         work: Arc<dyn Fn(usize) + Send + Sync>,
     ) {
         let _running = self.begin().expect("the plan is not running");
+        let claims: Arc<Vec<AtomicBool>> =
+            Arc::new((0..workers).map(|_| AtomicBool::new(false)).collect());
+        let claim =
+            |claims: &[AtomicBool], rank: usize| !claims[rank].swap(true, Ordering::Relaxed);
         let threads: Vec<_> = (1..workers)
             .map(|rank| {
                 let plan = Arc::clone(self);
                 let work = Arc::clone(&work);
-                loom::thread::spawn(move || plan.worker(rank, workers, &*work))
+                let claims = Arc::clone(&claims);
+                loom::thread::spawn(move || {
+                    if claim(&claims, rank) {
+                        plan.worker(rank, workers, &*work);
+                    }
+                })
             })
             .collect();
         self.worker(0, workers, &*work);
+        for rank in 1..workers {
+            if claim(&claims, rank) {
+                self.worker(rank, workers, &*work);
+            }
+        }
         threads.into_iter().for_each(|t| t.join().unwrap());
     }
 }

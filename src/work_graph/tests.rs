@@ -890,25 +890,32 @@ fn small_runs_run_on_the_calling_thread_alone() {
     let mut clock = WorkerClock::new(0);
     clock.time(64, || {});
     clock.finish(&p.item_cost);
+    let shared_runs = || p.shared_runs.load(Ordering::Relaxed);
+    let shared_before = shared_runs();
     for k in 0..40 {
         assume(1);
         assert_eq!(run(), n, "run {k} left the calling thread");
     }
-    // Costly items, 10 us each or more: the runs use the other worker again.
+    assert_eq!(
+        shared_runs(),
+        shared_before,
+        "a run of cheap items went to the workers"
+    );
+    // Costly items, 10 us each or more: the runs use the other worker again. (Which thread
+    // runs the other worker's share is not the rule's to say: the calling thread runs it when
+    // the worker has not started by the time the calling thread's own share is done.)
     let mut clock = WorkerClock::new(0);
     clock.time(64, || {
         std::thread::sleep(std::time::Duration::from_micros(640))
     });
     clock.finish(&p.item_cost);
     assume(100_000);
-    let steals_before = p.steals.load(Ordering::Relaxed);
-    let on_the_caller = run();
-    if p.steals.load(Ordering::Relaxed) == steals_before {
-        assert!(
-            on_the_caller < n,
-            "a run of costly items stayed on the calling thread"
-        );
-    }
+    run();
+    assert_eq!(
+        shared_runs(),
+        shared_before + 1,
+        "a run of costly items stayed on the calling thread"
+    );
 }
 
 /// A plan whose heights are all narrow runs on the calling thread alone from its first run
@@ -1185,4 +1192,43 @@ fn a_calling_thread_that_loses_its_core_takes_a_workers() {
     );
     run_checked(&plan, &space);
     assert!(!plan.lost_cores.takes_part(2), "the stand-in took part");
+}
+
+/// A run starts its workers through the instance's job slot, and the calling thread runs, after
+/// its own share, every rank whose worker has not started yet (`WorkGraph::run_pinned`): with
+/// workers that park as soon as they are idle, a wide height of trivial items is then mostly run
+/// by the calling thread before the others have woken, and every run still runs each item once.
+#[test]
+fn the_calling_thread_runs_the_ranks_of_workers_that_have_not_started() {
+    const N: usize = 400;
+    let p = plan(from_edges(N, &[]));
+    let space = Space::threads(&PoolOptions {
+        threads: 4,
+        idle_spin: Some(std::time::Duration::ZERO),
+        ..Default::default()
+    })
+    .unwrap();
+    let caller = std::thread::current().id();
+    let mut all_on_the_caller = 0;
+    for _ in 0..100 {
+        let ran_by: Vec<Mutex<Option<std::thread::ThreadId>>> =
+            (0..N).map(|_| Mutex::new(None)).collect();
+        p.run(&space, |i| {
+            let previous = ran_by[i]
+                .lock()
+                .unwrap()
+                .replace(std::thread::current().id());
+            assert!(previous.is_none(), "item {i} ran twice");
+        })
+        .unwrap();
+        let on_caller = ran_by
+            .iter()
+            .filter(|t| t.lock().unwrap().expect("every item runs") == caller)
+            .count();
+        all_on_the_caller += usize::from(on_caller == N);
+    }
+    assert!(
+        all_on_the_caller > 0,
+        "no run had the calling thread run the shares of workers still asleep"
+    );
 }
