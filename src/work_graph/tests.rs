@@ -49,6 +49,25 @@ fn spaces() -> Vec<Space> {
     vec![Space::serial(), threads(2), threads(4)]
 }
 
+/// Runs `plan` on `space` once, checking that no item runs twice; returns the thread that ran
+/// each item.
+fn run_recording_threads(plan: &WorkGraph, space: &Space) -> Vec<std::thread::ThreadId> {
+    let ran_by: Vec<Mutex<Option<std::thread::ThreadId>>> =
+        (0..plan.num_items()).map(|_| Mutex::new(None)).collect();
+    plan.run(space, |i| {
+        let previous = ran_by[i]
+            .lock()
+            .unwrap()
+            .replace(std::thread::current().id());
+        assert!(previous.is_none(), "item {i} ran twice");
+    })
+    .unwrap();
+    ran_by
+        .into_iter()
+        .map(|t| t.into_inner().unwrap().expect("every item runs"))
+        .collect()
+}
+
 /// Runs `plan` on `space`, recording when each item starts and finishes on one global clock,
 /// then checks that each item ran once and every F(j) started after each F(i) it depends on
 /// finished. Returns the order in which items started.
@@ -517,24 +536,10 @@ fn narrow_heights_run_on_the_first_worker_and_wide_ones_are_shared() {
     let caller = std::thread::current().id();
     for _ in 0..20 {
         let steals_before = p.steals.load(Ordering::Relaxed);
-        let ran_by: Vec<Mutex<Option<std::thread::ThreadId>>> =
-            (0..p.num_items()).map(|_| Mutex::new(None)).collect();
-        p.run(&space, |i| {
-            let previous = ran_by[i]
-                .lock()
-                .unwrap()
-                .replace(std::thread::current().id());
-            assert!(previous.is_none(), "item {i} ran twice");
-        })
-        .unwrap();
+        let ran_by = run_recording_threads(&p, &space);
         // The thresholds the run used: they change between runs as the items are measured.
         let split = p.item_cost.split();
-        let thread_at = |position: usize| {
-            ran_by[order[position] as usize]
-                .lock()
-                .unwrap()
-                .expect("every item runs")
-        };
+        let thread_at = |position: usize| ran_by[order[position] as usize];
         for h in starts.windows(2) {
             let height = h[0] as usize..h[1] as usize;
             if split.narrow(height.len(), 4) {
@@ -620,14 +625,9 @@ fn chains_between_wide_layers_run_on_worker_zero_in_order() {
     let caller = std::thread::current().id();
     for _ in 0..50 {
         let steals_before = p.steals.load(Ordering::Relaxed);
-        let ran_by: Vec<Mutex<Option<std::thread::ThreadId>>> =
-            (0..n).map(|_| Mutex::new(None)).collect();
         run_checked(&p, &space);
-        p.run(&space, |i| {
-            *ran_by[i].lock().unwrap() = Some(std::thread::current().id());
-        })
-        .unwrap();
-        let thread = |i: usize| ran_by[i].lock().unwrap().expect("every item runs");
+        let ran_by = run_recording_threads(&p, &space);
+        let thread = |i: usize| ran_by[i];
         // The thresholds the run used: a chain's heights of one item are shared too if the
         // items were measured to cost microseconds (a loaded machine, a debug build).
         if p.item_cost.split().narrow(1, 4) {
@@ -1211,20 +1211,8 @@ fn the_calling_thread_runs_the_ranks_of_workers_that_have_not_started() {
     let caller = std::thread::current().id();
     let mut all_on_the_caller = 0;
     for _ in 0..100 {
-        let ran_by: Vec<Mutex<Option<std::thread::ThreadId>>> =
-            (0..N).map(|_| Mutex::new(None)).collect();
-        p.run(&space, |i| {
-            let previous = ran_by[i]
-                .lock()
-                .unwrap()
-                .replace(std::thread::current().id());
-            assert!(previous.is_none(), "item {i} ran twice");
-        })
-        .unwrap();
-        let on_caller = ran_by
-            .iter()
-            .filter(|t| t.lock().unwrap().expect("every item runs") == caller)
-            .count();
+        let ran_by = run_recording_threads(&p, &space);
+        let on_caller = ran_by.iter().filter(|&&t| t == caller).count();
         all_on_the_caller += usize::from(on_caller == N);
     }
     assert!(
