@@ -100,7 +100,9 @@
 //!   was left over and is its first position left, which the worker finds ready at its next
 //!   look, so the next pass runs m. So the smallest incomplete position always completes,
 //!   hence every wait ends, and a worker that has nothing more to run is done; the dispatch
-//!   returns when all workers are.
+//!   returns when all workers are. Every rank starts: on its own thread, which takes it when
+//!   it sees the run, or on the calling thread once rank 0's share is done (`plan`,
+//!   `run_pinned`); a rank that starts late is a worker that is slow to come, as above.
 //! - Low water (skipping flags): a predecessor far behind the workers is certainly complete,
 //!   and its flag, at a random place for a random graph, would cost a cache miss. Each worker
 //!   has a mark: 0 when the run starts; before a chunk, the chunk's start (all positions of its
