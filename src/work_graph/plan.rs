@@ -203,8 +203,8 @@ impl WorkGraph {
     ///
     /// A run on all workers starts them through the instance's job slot (`Space::run_blocks`):
     /// the calling thread publishes the run with one store that every idle worker sees at once.
-    /// Posting to each worker's mailbox in turn took 0.15-0.26 us per worker on the 16-core
-    /// machine, so the 16th started 3.7-5.4 us into the run, and the calling thread began its
+    /// Posting to each worker's mailbox in turn took 0.19-0.29 us per worker on the 16-core
+    /// machine, so the 16th started 3.7-6.1 us into the run, and the calling thread began its
     /// own share, which holds the narrow heights at the graph's start, only after the last post.
     /// Through the slot every worker started 1.2-2.2 us into the run, and runs of fib(18) to
     /// fib(22) on 16 workers took 0.86-0.95 of their time (docs/PERFORMANCE.md, session 36).
