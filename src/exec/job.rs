@@ -91,18 +91,6 @@ impl<'a> Job<'a> {
         }
     }
 
-    /// Counts `workers` more threads that will run the job, before it is posted to them
-    /// (recruit.rs). The control thread only, before `wait`.
-    pub(crate) fn add_workers(&self, workers: usize) {
-        if workers == 0 {
-            return;
-        }
-        // Relaxed: published to the new workers by the Release of the posts that follow, and
-        // read by the control thread itself.
-        self.state.fetch_add(workers, Ordering::Relaxed);
-        self.released.store(false, Ordering::Relaxed);
-    }
-
     pub(crate) fn as_ref(&self) -> JobRef {
         JobRef((self as *const Self).cast::<()>().cast::<Job<'static>>())
     }
@@ -110,15 +98,6 @@ impl<'a> Job<'a> {
     /// Runs the closure for `rank`, keeping a panic to rethrow on the control thread.
     pub(crate) fn run_rank(&self, rank: usize) {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| (self.work)(rank))) {
-            let mut slot = self.panic.lock().unwrap_or_else(|e| e.into_inner());
-            slot.get_or_insert(p);
-        }
-    }
-
-    /// Runs the control thread's own part of a late-joining dispatch (recruit.rs), keeping a
-    /// panic like `run_rank`, so that the job is waited for before it is rethrown.
-    pub(crate) fn run_lead(&self, lead: impl FnOnce()) {
-        if let Err(p) = catch_unwind(AssertUnwindSafe(lead)) {
             let mut slot = self.panic.lock().unwrap_or_else(|e| e.into_inner());
             slot.get_or_insert(p);
         }

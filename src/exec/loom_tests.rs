@@ -11,8 +11,7 @@ use super::idle::{self, Route};
 use super::job::Job;
 use super::mailbox::{Delivery, Mailbox};
 use super::recruit::Recruit;
-use super::slot::Slot;
-use crate::cache_line::CachePadded;
+use super::slot::{BlockFn, Latecomers, Slot};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
@@ -226,47 +225,46 @@ fn a_block_dispatch_wakes_a_member_that_announced_it_sleeps() {
     });
 }
 
-/// Mailbox `1` of a pool's array of mailboxes (what `Recruit` posts to), for a worker.
-struct PoolMailbox(Arc<Vec<CachePadded<Mailbox>>>);
-
-impl std::ops::Deref for PoolMailbox {
-    type Target = Mailbox;
-    fn deref(&self) -> &Mailbox {
-        &self.0[1]
-    }
-}
-
-/// A late-joining dispatch (recruit.rs), twice: one whose control thread calls nobody in, then
-/// one that calls the worker in from inside its own part. The first returns without the worker;
-/// the second waits for the worker's write (a race on the cell otherwise).
+/// A late-joining dispatch (recruit.rs) on a slot served by one worker, three times: a control
+/// thread that calls nobody in, then one that calls the worker in (twice: the second call does
+/// nothing) and runs the block itself if the worker has not claimed it, then one that skips it
+/// then. The block runs at most once, exactly once when the control thread runs latecomers,
+/// never after its dispatch returned, and the control thread sees its write: a race on the cell
+/// otherwise.
 #[test]
-fn a_dispatch_waits_for_the_members_its_control_thread_calls_in_and_only_for_them() {
+fn a_late_joining_dispatch_runs_a_called_in_block_at_most_once_and_waits_for_it() {
     check(|| {
-        let boxes = Arc::new(vec![
-            CachePadded(Mailbox::new()),
-            CachePadded(Mailbox::new()),
-        ]);
-        let worker = spawn_routed_worker(PoolMailbox(boxes.clone()), None);
-        let members = [0usize, 1];
-        for call_in in [false, true] {
+        let mailbox = Arc::new(Mailbox::new());
+        let slot = std::sync::Arc::new(Slot::new(2));
+        let worker = spawn_routed_worker(mailbox.clone(), Some((slot.clone(), 1)));
+        for (call_in, latecomers) in [
+            (false, Latecomers::Skip),
+            (true, Latecomers::RunOnCaller),
+            (true, Latecomers::Skip),
+        ] {
             let cell = Shared::new();
-            let work = |rank: usize| {
-                if rank == 1 {
-                    cell.set(7);
-                }
+            let work = |block: usize| {
+                assert_eq!(block, 1);
+                cell.set(cell.get() + 1);
             };
-            let job = Job::new(&work, 0);
-            let recruit = Recruit::new(&boxes, &members, &job);
-            job.run_lead(|| {
-                if call_in {
-                    recruit.all();
-                    recruit.all();
-                }
-            });
-            job.wait();
-            assert_eq!(cell.get(), if call_in { 7 } else { 0 });
+            let work: BlockFn<'_> = &work;
+            let wake = |_: usize| mailbox.wake_if_sleeping();
+            // SAFETY: this thread is the only one dispatching on the slot, and ends the dispatch
+            // with `finish` below.
+            let recruit = unsafe { Recruit::new(&slot, 2, true, &work, &wake) };
+            if call_in {
+                recruit.all();
+                recruit.all();
+            }
+            assert!(recruit.finish(latecomers).is_none());
+            let runs = match (call_in, latecomers) {
+                (false, _) => 0..=0,
+                (true, Latecomers::RunOnCaller) => 1..=1,
+                (true, Latecomers::Skip) => 0..=1,
+            };
+            assert!(runs.contains(&cell.get()));
         }
-        boxes[1].post_shutdown();
+        mailbox.post_shutdown();
         worker.join().unwrap();
     });
 }

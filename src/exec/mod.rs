@@ -2,9 +2,9 @@
 //! the worker threads with their sleep/wake handshake, and thread teams.
 //!
 //! Files: `space` (the handle users hold), `instance_request` (partitioning), `thread_pool`
-//! (pinned threads), `mailbox` and `job` (the whole-instance dispatch protocol), `recruit`
-//! (a whole-instance dispatch whose members join late), `slot` (the
-//! caller-first block dispatch of parallel_for and parallel_reduce), `idle` (a worker's idle
+//! (pinned threads), `mailbox` and `job` (the whole-instance dispatch protocol), `slot` (the
+//! caller-first block dispatch of parallel_for, parallel_reduce and the work graph), `recruit`
+//! (a block dispatch whose members join late: the task DAG's wait), `idle` (a worker's idle
 //! loop and which slot it serves), `current` (per-thread queries), `team` and `barrier` (team
 //! members' collectives).
 
@@ -25,6 +25,7 @@ pub use barrier::TeamBarrier;
 pub use current::{hardware_thread_id, is_in_parallel, pool_rank};
 pub use instance_request::InstanceRequest;
 pub use recruit::Recruit;
+pub use slot::Latecomers;
 pub use space::{Space, SpaceKind, Worker};
 pub use team::{JoinFn, Team, TeamMember, TEAM_VALUE_BYTES};
 pub use thread_pool::PoolOptions;

@@ -3,73 +3,100 @@
 //! needs them only when a second task is ready: a wait of one task or of a chain of tasks then
 //! costs what it costs with one thread, docs/tasks.md "Threads").
 //!
-//! The job protocol is job.rs's: the job starts with no worker counted, and `all` adds the
-//! members to the count before it posts to their mailboxes, on the control thread, which alone
-//! posts; the control thread waits for the count only after its own part returned, so every
-//! member called in has run the job before the dispatch returns.
+//! The members are called in through the instance's job slot (slot.rs): `all` opens their
+//! blocks and publishes them with one store that every idle member sees at once. Posting to
+//! each member's mailbox in turn, as this did before, took 0.19-0.29 us per member on the
+//! 16-core machine, so the 16th started 3.5-5.2 us after the call (docs/PERFORMANCE.md,
+//! session 36). When the control thread's own part returns, the dispatch ends as the slot's
+//! `finish` does: blocks no member has claimed yet run on the control thread or not at all
+//! (`Latecomers`), and the dispatch waits for the blocks members claimed.
 
-use super::job::Job;
-use super::mailbox::Mailbox;
-use crate::cache_line::CachePadded;
+use super::slot::{BlockFn, Slot};
 use std::cell::Cell;
 
 /// The handle through which the control thread of a late-joining dispatch calls in the other
 /// members. Not `Sync`: the control thread's alone.
 pub struct Recruit<'a> {
-    posting: Option<Posting<'a>>,
-    posted: Cell<bool>,
+    opening: Option<Opening<'a>>,
+    /// The generation published, once the members are called in.
+    published: Cell<Option<u64>>,
 }
 
-struct Posting<'a> {
-    mailboxes: &'a [CachePadded<Mailbox>],
-    /// Pool ranks of the instance's members, the control thread's first.
-    members: &'a [usize],
-    job: &'a Job<'a>,
+struct Opening<'a> {
+    slot: &'a Slot,
+    /// Blocks of the dispatch: instance ranks `0..size`, the control thread's first.
+    size: usize,
+    /// Whether `size` covers every member of the slot's instance.
+    whole_instance: bool,
+    work: &'a BlockFn<'a>,
+    /// Unparks the member of a block if it sleeps.
+    wake: &'a dyn Fn(usize),
 }
 
 impl<'a> Recruit<'a> {
     /// For a dispatch with nobody to call in (one thread).
     pub(crate) fn none() -> Recruit<'static> {
         Recruit {
-            posting: None,
-            posted: Cell::new(false),
+            opening: None,
+            published: Cell::new(None),
         }
     }
 
-    pub(crate) fn new(
-        mailboxes: &'a [CachePadded<Mailbox>],
-        members: &'a [usize],
-        job: &'a Job<'a>,
+    /// # Safety
+    /// The caller must be the control thread of the instance of `slot`, with no other dispatch
+    /// on it running, `size` at most its member count, and it must end the dispatch with
+    /// `finish` before `work` goes.
+    pub(crate) unsafe fn new(
+        slot: &'a Slot,
+        size: usize,
+        whole_instance: bool,
+        work: &'a BlockFn<'a>,
+        wake: &'a dyn Fn(usize),
     ) -> Self {
         Recruit {
-            posting: Some(Posting {
-                mailboxes,
-                members,
-                job,
+            opening: Some(Opening {
+                slot,
+                size,
+                whole_instance,
+                work,
+                wake,
             }),
-            posted: Cell::new(false),
+            published: Cell::new(None),
         }
     }
 
-    /// Posts the job to every other member, once; later calls do nothing.
+    /// Calls in every other member, once; later calls do nothing.
     pub fn all(&self) {
         self.only(|_| true);
     }
 
-    /// Posts the job to the other members `i` (by index in the instance, the control thread
-    /// being 0) for which `take(i)`, once; later calls, of either kind, do nothing. The others
-    /// never run the job.
+    /// Calls in the other members `i` (by index in the instance, the control thread being 0)
+    /// for which `take(i)`, once; later calls, of either kind, do nothing. The others never run
+    /// the job.
     pub fn only(&self, take: impl Fn(usize) -> bool) {
-        let Some(p) = &self.posting else { return };
-        if self.posted.replace(true) {
+        let Some(o) = &self.opening else { return };
+        if self.published.get().is_some() {
             return;
         }
-        let called = |&(i, _): &(usize, &usize)| take(i);
-        p.job
-            .add_workers(p.members.iter().enumerate().skip(1).filter(called).count());
-        let job = p.job.as_ref();
-        for (i, &rank) in p.members.iter().enumerate().skip(1).filter(called) {
-            p.mailboxes[rank].post(job, i);
-        }
+        let every_member = o.whole_instance && (1..o.size).all(&take);
+        let wake = || {
+            for b in (1..o.size).filter(|&b| take(b)) {
+                (o.wake)(b);
+            }
+        };
+        // SAFETY: `new`'s contract; a dispatch publishes once.
+        let generation = unsafe { o.slot.publish(o.size, &take, !every_member, o.work, wake) };
+        self.published.set(Some(generation));
+    }
+
+    /// Ends the dispatch (the module comment): returns the first panic of a member's block.
+    pub(crate) fn finish(
+        &self,
+        latecomers: super::Latecomers,
+    ) -> Option<Box<dyn std::any::Any + Send>> {
+        let (Some(o), Some(generation)) = (&self.opening, self.published.get()) else {
+            return None;
+        };
+        o.slot.finish(o.size, generation, latecomers, *o.work)
     }
 }

@@ -62,6 +62,18 @@ use std::time::Duration;
 /// The work of one dispatch: called once per block with the block's index.
 pub(crate) type BlockFn<'a> = &'a (dyn Fn(usize) + Sync);
 
+/// What becomes of a block that no member has claimed when the control thread has finished its
+/// own part of a dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Latecomers {
+    /// The control thread runs it: every block runs once.
+    RunOnCaller,
+    /// Nobody runs it: a block runs only on its own member, and only if that member claimed it
+    /// in time (the task DAG's wait, whose workers are bound to their threads and need not all
+    /// take part).
+    Skip,
+}
+
 /// Bit 0 of the slot's word: some member announced that it parks.
 const SLEEPERS: u64 = 1;
 
@@ -135,17 +147,39 @@ impl Slot {
         wake: impl FnOnce(),
     ) {
         debug_assert!(size >= 1 && size <= self.claims.len());
+        let generation = self.publish(size, |_| true, keep_sleepers, &work, wake);
+        self.run_block(work, 0);
+        if let Some(p) = self.finish(size, generation, Latecomers::RunOnCaller, work) {
+            std::panic::resume_unwind(p);
+        }
+    }
+
+    /// Opens the blocks `b` in `1..size` for which `open(b)` in a new generation and publishes
+    /// it (module comment); returns the generation. `keep_sleepers` and `wake` as for
+    /// `dispatch`. `work` is read by the members that claim a block, until `finish` returns.
+    ///
+    /// # Safety
+    /// As for `dispatch`; `finish` must be called with the generation before `work` goes.
+    pub(crate) unsafe fn publish(
+        &self,
+        size: usize,
+        open: impl Fn(usize) -> bool,
+        keep_sleepers: bool,
+        work: &BlockFn<'_>,
+        wake: impl FnOnce(),
+    ) -> u64 {
         let header = &*self.header;
         // Relaxed: only this thread changes the generation; members only add SLEEPERS.
         let generation = (header.word.load(Ordering::Relaxed) >> 1) + 1;
-        let work_ref: &BlockFn<'_> = &work;
         // Relaxed: published by the Release stores that open the blocks.
         header
             .work
-            .store(work_ref as *const BlockFn<'_> as *mut (), Ordering::Relaxed);
-        let open = claim_word(generation, OPEN);
-        for claim in &self.claims[1..size] {
-            claim.store(open, Ordering::Release);
+            .store(work as *const BlockFn<'_> as *mut (), Ordering::Relaxed);
+        let open_word = claim_word(generation, OPEN);
+        for (b, claim) in self.claims[..size].iter().enumerate().skip(1) {
+            if open(b) {
+                claim.store(open_word, Ordering::Release);
+            }
         }
         // AcqRel: Acquire pairs with a sleeper's `fetch_or` (its mailbox's SLEEPING state is
         // then visible to `wake`); Release lets a member that reads the generation see the open
@@ -157,9 +191,27 @@ impl Slot {
                 header.word.fetch_or(SLEEPERS, Ordering::Release);
             }
         }
-        self.run_block(work, 0);
-        let taken = claim_word(generation, TAKEN);
+        generation
+    }
+
+    /// Ends the dispatch of `generation` over blocks `1..size`: takes every block of it that no
+    /// member has claimed, and runs it here or skips it (`latecomers`), then waits until every
+    /// block a member claimed is done. Blocks the generation did not open are left alone: their
+    /// words hold an older generation, which no member can claim any more. Returns the first
+    /// panic of a block.
+    pub(crate) fn finish(
+        &self,
+        size: usize,
+        generation: u64,
+        latecomers: Latecomers,
+        work: BlockFn<'_>,
+    ) -> Option<Box<dyn Any + Send>> {
+        let open = claim_word(generation, OPEN);
         let done = claim_word(generation, DONE);
+        let take = match latecomers {
+            Latecomers::RunOnCaller => claim_word(generation, TAKEN),
+            Latecomers::Skip => done,
+        };
         // Blocks nobody has claimed yet, 64 at a time. First a snapshot with plain loads that do
         // not depend on one another, so the misses on lines members took overlap; then the
         // compare-exchanges, which are full fences: interleaved with the loads, each would wait
@@ -176,8 +228,9 @@ impl Slot {
                 open_mask &= open_mask - 1;
                 let claim = &group[i];
                 if claim
-                    .compare_exchange(open, taken, Ordering::Relaxed, Ordering::Relaxed)
+                    .compare_exchange(open, take, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
+                    && take != done
                 {
                     self.run_block(work, first + i);
                     // Relaxed: only this thread waits for it.
@@ -187,23 +240,25 @@ impl Slot {
         }
         // Acquire: see the blocks' writes (pairs with the claimers' swaps to DONE). The common
         // case, every block done, is one pass of independent loads.
-        let all_done = self.claims[1..size]
-            .iter()
-            .fold(true, |all, c| all & (c.load(Ordering::Acquire) == done));
+        let of_this_dispatch = |word: u64| word >> 3 == generation;
+        let all_done = self.claims[1..size].iter().fold(true, |all, c| {
+            let word = c.load(Ordering::Acquire);
+            all & (word == done || !of_this_dispatch(word))
+        });
         if !all_done {
             for claim in &self.claims[1..size] {
-                self.wait_done(claim, generation);
+                if of_this_dispatch(claim.load(Ordering::Relaxed)) {
+                    self.wait_done(claim, generation);
+                }
             }
         }
         // Relaxed: a panicking block set it before its Release swap to DONE, which the waits
         // above acquired.
         if self.panicked.load(Ordering::Relaxed) {
             self.panicked.store(false, Ordering::Relaxed);
-            let payload = self.panic.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(p) = payload {
-                std::panic::resume_unwind(p);
-            }
+            return self.panic.lock().unwrap_or_else(|p| p.into_inner()).take();
         }
+        None
     }
 
     fn wait_done(&self, claim: &AtomicU64, generation: u64) {

@@ -5,7 +5,7 @@ use super::current;
 use super::idle;
 use super::instance_request::{partition, InstanceRequest};
 use super::recruit::Recruit;
-use super::slot::Slot;
+use super::slot::{Latecomers, Slot};
 use super::thread_pool::{PoolOptions, ThreadPool};
 use crate::error::{Error, ErrorKind, Result};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -242,11 +242,14 @@ impl Space {
         Ok(())
     }
 
-    /// Like `run_on_all`, but only the control thread starts, running `lead` as rank 0; the
-    /// other threads run `work` once `lead` calls `Recruit::all` (or those `Recruit::only`
-    /// names), and this returns when all that were called in have returned. For work that needs the other threads only
-    /// sometimes, so that it does not pay for starting and joining them when it does not (the
-    /// task DAG's wait). Errors as `run_on_all`.
+    /// Like `run_blocks`, but only the control thread starts, running `lead` as rank 0; the
+    /// other threads' blocks open once `lead` calls `Recruit::all` (or those `Recruit::only`
+    /// names), and a thread runs `work` for its own block if it claims it (slot.rs). When `lead`
+    /// returns, a block no thread has claimed yet runs on the control thread or not at all
+    /// (`latecomers`), and this returns when every block that runs has returned. For work that
+    /// needs the other threads only sometimes, so that it does not pay for starting and joining
+    /// them when it does not (the task DAG's wait, whose latecomers are skipped). Errors as
+    /// `run_on_all`.
     ///
     /// `home` is the rank whose CPU the control thread runs on: 0 for its own (where a
     /// dispatch moves it back when the OS put it on a worker's CPU, `home_cpu.rs`), or a rank
@@ -255,6 +258,7 @@ impl Space {
     pub fn run_on_all_lazily(
         &self,
         home: usize,
+        latecomers: Latecomers,
         work: &(dyn Fn(Worker) + Sync),
         lead: &dyn Fn(&Recruit<'_>),
     ) -> Result<()> {
@@ -266,8 +270,18 @@ impl Space {
         let size = t.active;
         let per_rank = |rank: usize| current::in_parallel(|| work(Worker { rank, size }));
         let lead = |recruit: &Recruit<'_>| current::in_parallel(|| lead(recruit));
-        t.pool
-            .dispatch_lazily(&t.members[..size], home.min(size - 1), &per_rank, &lead);
+        // SAFETY: as in `run_blocks`.
+        unsafe {
+            t.pool.dispatch_lazily(
+                &t.slot,
+                &t.members,
+                size,
+                home.min(size - 1),
+                latecomers,
+                &per_rank,
+                &lead,
+            )
+        };
         Ok(())
     }
 

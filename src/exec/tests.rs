@@ -1,7 +1,7 @@
 use super::*;
 use crate::ErrorKind;
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// How long the workers of these tests' pools spin before they park: shorter than the default,
@@ -54,10 +54,15 @@ fn a_late_joining_dispatch_runs_only_the_members_it_calls_in() {
     for round in 0..50 {
         let ran = Mutex::new(Vec::new());
         space
-            .run_on_all_lazily(0, &|w| ran.lock().unwrap().push(w.rank), &|recruit| {
-                recruit.only(|rank| rank != 2);
-                recruit.all(); // a second call posts nothing
-            })
+            .run_on_all_lazily(
+                0,
+                Latecomers::RunOnCaller,
+                &|w| ran.lock().unwrap().push(w.rank),
+                &|recruit| {
+                    recruit.only(|rank| rank != 2);
+                    recruit.all(); // a second call opens nothing
+                },
+            )
             .unwrap();
         let mut ran = ran.into_inner().unwrap();
         ran.sort_unstable();
@@ -71,6 +76,47 @@ fn a_late_joining_dispatch_runs_only_the_members_it_calls_in() {
         })
         .unwrap();
     assert_eq!(ran.into_inner(), 4);
+}
+
+/// With `Latecomers::Skip` a member's block runs only on that member, and only if it claimed
+/// it before the control thread's part returned; the dispatch still waits for every block that
+/// runs. The control thread here waits until member 1 has started, and never waits for member
+/// 3: so block 1 must run, on its own thread, and have returned, and block 3 may or may not.
+#[test]
+fn a_late_joining_dispatch_skips_the_members_that_have_not_started() {
+    let space = pool(4);
+    let caller = std::thread::current().id();
+    for round in 0..50 {
+        let started = AtomicBool::new(false);
+        let ran = Mutex::new(Vec::new());
+        space
+            .run_on_all_lazily(
+                0,
+                Latecomers::Skip,
+                &|w| {
+                    assert_ne!(
+                        std::thread::current().id(),
+                        caller,
+                        "a block ran on the caller"
+                    );
+                    if w.rank == 1 {
+                        started.store(true, Ordering::Release);
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                    }
+                    ran.lock().unwrap().push(w.rank);
+                },
+                &|recruit| {
+                    recruit.only(|rank| rank != 2);
+                    while !started.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                },
+            )
+            .unwrap();
+        let mut ran = ran.into_inner().unwrap();
+        ran.sort_unstable();
+        assert!(ran == [1] || ran == [1, 3], "round {round}: {ran:?}");
+    }
 }
 
 #[test]
@@ -698,12 +744,17 @@ fn a_lazy_dispatch_runs_rank_0_on_the_cpu_of_the_member_it_leaves_out() {
     for _ in 0..5 {
         let seen = AtomicUsize::new(usize::MAX);
         space
-            .run_on_all_lazily(1, &|_| panic!("the member left out ran"), &|recruit| {
-                recruit.only(|rank| rank != 1);
-                // SAFETY: sched_getcpu has no preconditions.
-                let cpu = unsafe { libc::sched_getcpu() };
-                seen.store(usize::try_from(cpu).unwrap(), Ordering::Relaxed);
-            })
+            .run_on_all_lazily(
+                1,
+                Latecomers::Skip,
+                &|_| panic!("the member left out ran"),
+                &|recruit| {
+                    recruit.only(|rank| rank != 1);
+                    // SAFETY: sched_getcpu has no preconditions.
+                    let cpu = unsafe { libc::sched_getcpu() };
+                    seen.store(usize::try_from(cpu).unwrap(), Ordering::Relaxed);
+                },
+            )
             .unwrap();
         assert_eq!(
             seen.into_inner(),

@@ -3,10 +3,10 @@
 //!
 //! Pool rank 0 is the thread that created the pool (the root instance's control thread); ranks
 //! 1.. are spawned here. Two kinds of dispatch: a whole-instance job, posted to each member's
-//! mailbox and run by every member (the work graph, teams, partitions; the task DAG's wait
-//! posts it only when it needs the other members, recruit.rs), and a
-//! block dispatch through the instance's job slot, whose blocks are claimed by whoever comes
-//! first, the caller included (slot.rs).
+//! mailbox and run by every member (teams, partitions), and a block dispatch through the
+//! instance's job slot, whose blocks are claimed by whoever comes first, the caller included
+//! (slot.rs; the work graph, parallel loops, and the task DAG's wait, which opens the blocks
+//! only when it needs the other members, recruit.rs).
 
 use super::current;
 use super::home_cpu;
@@ -14,9 +14,10 @@ use super::idle::{self, Route};
 use super::job::Job;
 use super::mailbox::{Delivery, Mailbox};
 use super::recruit::Recruit;
-use super::slot::{BlockFn, Slot};
+use super::slot::{BlockFn, Latecomers, Slot};
 use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -153,18 +154,28 @@ impl ThreadPool {
         job.wait();
     }
 
-    /// Like `dispatch`, but only the calling thread starts: it runs `lead`, and the other
-    /// members run `work(i)` once `lead` calls `Recruit::all` (recruit.rs). Blocks until every
-    /// member that was called in returns; rethrows a panic.
-    /// The control thread runs on the CPU of `members[home]` (`Space::run_on_all_lazily`).
-    pub(crate) fn dispatch_lazily(
+    /// Only the calling thread starts: it runs `lead`, and member `b` of the instance whose job
+    /// slot is `slot` and whose members (pool ranks, control thread first) are `members` runs
+    /// `work(b)`, for `b` in `1..size`, once `lead` calls `Recruit::all` (or `Recruit::only`
+    /// names it) and it claims its block (recruit.rs). When `lead` returns, blocks not claimed
+    /// yet run on the calling thread or not at all (`latecomers`); then this waits for the
+    /// claimed ones. Rethrows a panic. The control thread runs on the CPU of `members[home]`
+    /// (`Space::run_on_all_lazily`).
+    ///
+    /// # Safety
+    /// As for `dispatch_blocks`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn dispatch_lazily(
         &self,
+        slot: &Slot,
         members: &[usize],
+        size: usize,
         home: usize,
-        work: &(dyn Fn(usize) + Sync),
+        latecomers: Latecomers,
+        work: BlockFn<'_>,
         lead: &dyn Fn(&Recruit<'_>),
     ) {
-        if members.len() == 1 {
+        if size == 1 {
             lead(&Recruit::none());
             return;
         }
@@ -173,10 +184,14 @@ impl ThreadPool {
         } else if members[0] == 0 {
             home_cpu::go_to(self.shared.cpus[members[home]]);
         }
-        let job = Job::new(work, 0);
-        let recruit = Recruit::new(&self.shared.mailboxes, members, &job);
-        job.run_lead(|| lead(&recruit));
-        job.wait();
+        let mailboxes = &self.shared.mailboxes;
+        let wake = |b: usize| mailboxes[members[b]].wake_if_sleeping();
+        let recruit = Recruit::new(slot, size, size == members.len(), &work, &wake);
+        let led = catch_unwind(AssertUnwindSafe(|| lead(&recruit)));
+        let panic = recruit.finish(latecomers);
+        if let Some(p) = led.err().or(panic) {
+            resume_unwind(p);
+        }
     }
 
     /// Runs `work(b)` for every block `b` in `0..size` through `slot`, the job slot of the

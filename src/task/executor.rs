@@ -75,13 +75,15 @@
 //! are in the sense above: no task in hand, empty queues, no push. Rank 0's `request` word holds
 //! `RECRUIT`, so the look at it that every push and every task already makes (`answer`) notices
 //! when a second task is ready: a spawn by a running task, two tasks queued after a push, or
-//! anything queued or visible when rank 0 takes a task. Rank 0 then posts the wait's job to the
-//! others (`Recruit::only`), once: to those that take part in this wait (a worker late to leave
-//! an earlier one sits out a while, `laggards.rs`; one that never runs is idle all wait long,
-//! with empty queues, and nobody asks it for work). Each starts in `wait_idle` without counting
+//! anything queued or visible when rank 0 takes a task. Rank 0 then calls in the others
+//! (`Recruit::only`), once: those that take part in this wait (a worker late to leave an earlier
+//! one sits out a while, `laggards.rs`; one that never runs is idle all wait long, with empty
+//! queues, and nobody asks it for work). They start through the instance's job slot, which
+//! every idle worker sees at once (recruit.rs). Each starts in `wait_idle` without counting
 //! itself again and, like any idle worker, leaves idle before it takes a task, so the
 //! termination argument above holds as it is; one that starts after the end finds `done` and
-//! leaves. A team task calls
+//! leaves, and one that has not started when rank 0 leaves does not run at all
+//! (`Latecomers::Skip`): it never left idle, so it holds no task. A team task calls
 //! them in when it is made ready or run, since its team's members must take part. So a wait of
 //! one task, or of tasks that become ready one at a time (a respawn chain, a chain of
 //! dependences), runs on the calling thread alone and costs what it costs with one worker: one
@@ -190,7 +192,7 @@ impl Worker {
         if alone {
             // SAFETY: the worker's thread, before its loop; cleared below, before `recruit` goes.
             unsafe { self.owned().recruit = (recruit as *const Recruit<'_>).cast() };
-            // Relaxed: no other worker runs yet; the posts of `recruit` publish what follows.
+            // Relaxed: no other worker runs yet; `recruit` publishes what follows.
             self.request.store(RECRUIT, Ordering::Relaxed);
         }
         self.run_loop(shared, false);
@@ -378,9 +380,9 @@ impl Worker {
         let recruit = std::mem::replace(unsafe { &mut self.owned().recruit }, std::ptr::null());
         // SAFETY: set by `run_lead` for the duration of its loop, which runs this.
         if let Some(recruit) = unsafe { recruit.as_ref() } {
-            // Relaxed: the posts below publish it to the workers called in.
+            // Relaxed: `only` below publishes it to the workers called in.
             self.request.store(0, Ordering::Relaxed);
-            // Relaxed: set before the wait; the posts publish it.
+            // Relaxed: set before the wait; `only` publishes it.
             recruit.only(|rank| shared.workers[rank].takes_part.load(Ordering::Relaxed));
         }
     }

@@ -23,7 +23,7 @@ use super::thread_table::ThreadTable;
 use super::worker::{current, Worker};
 use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::{Space, SpaceKind, Team};
+use crate::exec::{Latecomers, Space, SpaceKind, Team};
 use crate::pool::MemoryPool;
 use crate::topology::Topology;
 use std::any::Any;
@@ -153,7 +153,7 @@ impl Shared {
         for w in self.workers.iter() {
             let takes_part = laggards.takes_part(w.rank, start);
             sat_out += u64::from(!takes_part);
-            // Relaxed: the posts that call the workers in publish it (`Worker::recruit`).
+            // Relaxed: the call that brings the workers in publishes it (`Worker::recruit`).
             w.takes_part.store(takes_part, Ordering::Relaxed);
         }
         self.totals
@@ -161,14 +161,14 @@ impl Shared {
             .fetch_add(sat_out, Ordering::Relaxed);
         self.last_to_leave.store(0, Ordering::Relaxed);
         let started = start.duration_since(self.epoch).as_nanos() as u64;
-        // Relaxed: the posts that call the workers in publish it.
+        // Relaxed: the call that brings the workers in publishes it.
         self.wait_started.store(started, Ordering::Relaxed);
         laggards.stand_in(start).unwrap_or(0)
     }
 
     /// How long the current wait has run (`wait_started`), for `laggards::lost_core`.
     pub(crate) fn wait_time(&self) -> Duration {
-        // Relaxed: written before the posts that called the workers in.
+        // Relaxed: written before the call that brought the workers in.
         let started = self.wait_started.load(Ordering::Relaxed);
         Duration::from_nanos((self.epoch.elapsed().as_nanos() as u64).saturating_sub(started))
     }
@@ -469,6 +469,7 @@ impl Scheduler {
             let _clear = ClearThreads(&shared.threads);
             shared.space.run_on_all_lazily(
                 home,
+                Latecomers::Skip,
                 &|w| shared.workers[w.rank].run_loop(shared, true),
                 &|recruit| {
                     shared.workers[0].run_lead(shared, recruit);

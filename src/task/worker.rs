@@ -93,7 +93,7 @@ pub(crate) struct Worker {
     /// use of its queues.
     pub(crate) guard: CachePadded<QueueGuard>,
     /// Whether the current wait calls this worker in (`laggards.rs`); set by the waiting
-    /// thread before the wait, published by the posts of `Recruit::only`.
+    /// thread before the wait, published by the opening of its block in `Recruit::only`.
     pub(crate) takes_part: AtomicBool,
     /// The team of one that single tasks see as their team.
     pub(crate) single_team: Team,

@@ -10,7 +10,7 @@ use super::schedule::Schedule;
 use super::split::ItemCost;
 use crate::cache_line::CachePadded;
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::Space;
+use crate::exec::{Latecomers, Space};
 use crate::huge_pages::HostArray;
 use crate::priority::Priority;
 use crate::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -180,7 +180,9 @@ impl WorkGraph {
         if self.runs_alone(workers) {
             // The calling thread alone, the space busy as for any run, the other workers never
             // called in.
-            return space.run_on_all_lazily(0, &|_| {}, &|_| self.run_alone_timed(&work));
+            return space.run_on_all_lazily(0, Latecomers::RunOnCaller, &|_| {}, &|_| {
+                self.run_alone_timed(&work)
+            });
         }
         #[cfg(test)]
         self.shared_runs.fetch_add(1, Ordering::Relaxed);
@@ -220,22 +222,26 @@ impl WorkGraph {
         work: &F,
     ) -> Result<()> {
         let choice = self.lost_cores.choose(workers, start);
+        let calling_thread = crate::thread_id::current();
+        let leave = |rank: usize| {
+            if crate::thread_id::current() != calling_thread {
+                self.lost_cores.leave(rank, start);
+            }
+        };
         let done = if choice.size == workers {
-            let calling_thread = crate::thread_id::current();
             space.run_blocks(&|w| {
                 self.worker(w.rank, w.size, work);
-                if crate::thread_id::current() != calling_thread {
-                    self.lost_cores.leave(w.rank, start);
-                }
+                leave(w.rank);
             })
         } else {
             // Some workers sit out (`lost_cores.rs`): the others run as a smaller space's.
             let size = choice.size;
             space.run_on_all_lazily(
                 choice.home,
+                Latecomers::RunOnCaller,
                 &|w| {
                     self.worker(self.lost_cores.run_rank(w.rank), size, work);
-                    self.lost_cores.leave(w.rank, start);
+                    leave(w.rank);
                 },
                 &|recruit| {
                     recruit.only(|rank| self.lost_cores.takes_part(rank));
