@@ -37,7 +37,7 @@
 
 use super::scheduler::Shared;
 use crate::priority::Priority;
-use crate::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
 use std::ptr::NonNull;
@@ -143,6 +143,22 @@ pub(crate) struct HeaderInit {
     /// lg2 of the pool block's size (`Place::block_lg2`).
     pub block_lg2: u32,
     pub refs: u64,
+}
+
+/// The Acquire side of the last release of `refs` (the pattern of `Arc::drop`): the thread that
+/// frees the block sees every earlier holder's accesses, which they published with their Release
+/// decrements. A fence, except in ThreadSanitizer builds (`--cfg taskdag_sanitizer_thread`,
+/// CMakeLists.txt): ThreadSanitizer does not model fences and reported the reuse of a freed
+/// block as a race with the holder's decrement, so there an Acquire load of the same word, which
+/// reads the last decrement and so synchronizes with the whole release sequence, as the standard
+/// library's `Arc` does.
+#[inline(always)]
+fn acquire_after_last_release(refs: &AtomicU64) {
+    if cfg!(taskdag_sanitizer_thread) {
+        refs.load(Ordering::Acquire);
+    } else {
+        crate::sync::atomic::fence(Ordering::Acquire);
+    }
 }
 
 impl TaskHeader {
@@ -456,7 +472,7 @@ impl TaskHeader {
                         Ordering::Acquire,
                     ) {
                         Ok(_) if v == USER_REF => {
-                            fence(Ordering::Acquire);
+                            acquire_after_last_release(&self.refs);
                             return Ok(super::wait_queue::orphan(&self.wait, access));
                         }
                         Ok(_) => return Ok(false),
@@ -485,7 +501,7 @@ impl TaskHeader {
                     return true;
                 }
                 if self.refs.fetch_sub(INTERNAL_REF, Ordering::Release) == INTERNAL_REF {
-                    fence(Ordering::Acquire);
+                    acquire_after_last_release(&self.refs);
                     return super::wait_queue::orphan(&self.wait, access);
                 }
                 false
