@@ -8,7 +8,10 @@
 //! is done. An idle member whose instance rank is `r` tries block `r` only (its own block, so the
 //! static split keeps first-touch locality for large ranges), with one compare-exchange. When
 //! the body is tiny the control thread has run every block before a member even looks; when it
-//! is large the members take their own blocks while the control thread runs block 0.
+//! is large the members take their own blocks while the control thread runs block 0. A
+//! late-joining dispatch (recruit.rs) publishes only when its control thread asks, opens only
+//! the blocks it names, and may end by skipping the blocks nobody has claimed instead of running
+//! them (`Latecomers::Skip`).
 //!
 //! # Correctness
 //!
@@ -17,7 +20,11 @@
 //! alone dispatches on the slot: `Space` checks the thread and the busy flag), so a given OPEN
 //! value is written once, by the dispatch of that generation.
 //! - A member claims block b of generation g by a compare-exchange from OPEN(g) to TAKEN(g).
-//!   Exactly one claimer (the member or the control thread) succeeds. A member that read an older
+//!   Exactly one claimer (the member or the control thread) succeeds. A skip is the control
+//!   thread's compare-exchange from OPEN(g) to DONE(g): when it wins, the member's fails and
+//!   the block never runs; when the member's wins, the control thread waits for the block like
+//!   any other. A block a generation did not open keeps a word of an older generation, which
+//!   no claim of the new one matches and `finish` does not wait for. A member that read an older
 //!   generation compares with an OPEN value that can no longer be present, so it never claims a
 //!   block of a newer job by mistake; and it dereferences the work pointer only after a
 //!   successful claim.
