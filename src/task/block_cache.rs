@@ -136,17 +136,28 @@ impl BlockCache {
 
     /// Returns every cached block to the pool.
     pub(crate) fn flush(&mut self, pool: &MemoryPool) {
+        while self.return_some(pool, usize::MAX) {}
+    }
+
+    /// Returns at most `most` cached blocks to the pool; whether any stay cached.
+    pub(crate) fn return_some(&mut self, pool: &MemoryPool, most: usize) -> bool {
+        let mut left = most;
         for list in self.lists.iter_mut() {
             while let Some(block) = NonNull::new(list.head) {
+                if left == 0 {
+                    return true;
+                }
+                left -= 1;
                 // SAFETY: as in `take`; the block is ours until it is returned.
                 unsafe {
                     list.head = block.as_ref().next.load(Ordering::Relaxed);
+                    list.len -= 1;
                     let size = block.as_ref().alloc_size();
                     return_to_pool(pool, block, size);
                 }
             }
-            list.len = 0;
         }
+        false
     }
 
     /// Blocks held, for tests.
@@ -219,5 +230,30 @@ mod tests {
         cache.flush(&pool);
         assert_eq!(cache.len(), 0);
         assert_eq!(pool.usage_statistics().consumed_blocks, 0);
+    }
+
+    #[test]
+    fn cached_blocks_return_to_the_pool_a_few_at_a_time() {
+        let pool = MemoryPool::new(&PoolConfig::with_total(1 << 16)).unwrap();
+        let mut cache = BlockCache::new(&pool, 8);
+        // Two sizes, so that a batch spans lists.
+        for size in [100, 100, 100, 300, 300] {
+            let b = pool.allocate(size, 1).unwrap();
+            unsafe { cache.give(&pool, released(b, size), size) };
+        }
+        assert_eq!(cache.len(), 5);
+        assert!(cache.return_some(&pool, 2));
+        assert_eq!(cache.len(), 3);
+        assert_eq!(pool.usage_statistics().consumed_blocks, 3);
+        assert!(cache.return_some(&pool, 2));
+        assert_eq!(cache.len(), 1);
+        assert!(!cache.return_some(&pool, 2));
+        assert_eq!(cache.len(), 0);
+        assert_eq!(pool.usage_statistics().consumed_blocks, 0);
+        assert!(!cache.return_some(&pool, 2));
+        // What is left is taken as before.
+        let b = pool.allocate(100, 1).unwrap();
+        unsafe { cache.give(&pool, released(b, 100), 100) };
+        assert_eq!(cache.take(100), Some(b));
     }
 }

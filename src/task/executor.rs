@@ -130,6 +130,16 @@ const REQUEST_EVERY: u32 = 16;
 /// comment): a task handed over waits at most about that long for a worker that is not
 /// running.
 const RAID_EVERY: u32 = 32;
+/// An idle worker starts handing over what it would hand over when the wait ends
+/// (`hand_over_some`) after this many polls, about as long as a request for work waits. At the
+/// end of a wait every worker returned its cached blocks at once, and the misses on the pool's
+/// shared lines made that 30-120 ns a block: 3-8 us for the last worker to leave on 16 workers
+/// of the GPU machine. Workers that idle before the end now do it then; from the DAG's end to
+/// `td_wait`'s return went from 4.0-10.1 us to 2.9-6.5 (F(10)-F(24)), with F(24) and F(30) as
+/// fast per node as before (docs/PERFORMANCE.md, session 37).
+const HAND_OVER_AFTER_POLLS: u32 = 16;
+/// Cached blocks an idle worker returns to the pool per poll.
+const HAND_OVER_BLOCKS: usize = 4;
 /// An idle worker looks at the clock every this many polls, to see whether it is time to
 /// rescue tasks (`rescue`).
 const RESCUE_POLLS: u32 = 64;
@@ -556,9 +566,13 @@ impl Worker {
         let mut polls: u32 = 0;
         let mut spin_until: Option<Instant> = None;
         let mut yielding = false;
+        let mut handing_over = true;
         loop {
             if shared.done.load(Ordering::Acquire) {
                 return true;
+            }
+            if handing_over && polls >= HAND_OVER_AFTER_POLLS {
+                handing_over = self.hand_over_some(shared);
             }
             // SAFETY: the worker's thread; a short read.
             let seen = unsafe { self.owned().team_seq };
@@ -869,6 +883,36 @@ impl Worker {
         }
     }
 
+    /// Part of `end_wait`, done while the worker idles (`wait_idle`, `HAND_OVER_AFTER_POLLS`):
+    /// returns at most `HAND_OVER_BLOCKS` cached blocks to the pool, a few at a time so that the
+    /// worker still sees work or the wait's end between them, and once none are left hands over
+    /// the counts. Returns whether blocks are left. A worker that takes tasks again caches and
+    /// counts anew, and `end_wait` hands that over; nothing is handed over twice (`take`). The
+    /// worker's thread; with one worker, nothing (it idles only at the end).
+    fn hand_over_some(&self, shared: &Shared) -> bool {
+        // SAFETY: the worker's thread; a short borrow.
+        let owned = unsafe { self.owned() };
+        if owned.access == Access::Exclusive {
+            return false;
+        }
+        if owned.cache.return_some(&shared.pool, HAND_OVER_BLOCKS) {
+            return true;
+        }
+        self.hand_over_counts(shared);
+        false
+    }
+
+    /// Hands the worker's live-task deltas and statistics to the scheduler.
+    fn hand_over_counts(&self, shared: &Shared) {
+        // SAFETY: the worker's thread; a short borrow.
+        let owned = unsafe { self.owned() };
+        shared.flush_alive(
+            std::mem::take(&mut owned.alive_delta),
+            std::mem::take(&mut owned.bytes_delta),
+        );
+        shared.totals.add(&std::mem::take(&mut owned.counters));
+    }
+
     /// After the loop: return cached blocks to the pool and hand the counts to the scheduler.
     fn end_wait(&self, shared: &Shared) {
         // SAFETY: the worker's thread, after its last task.
@@ -880,11 +924,7 @@ impl Worker {
                 bytes: owned.bytes_room,
             });
         }
-        shared.flush_alive(
-            std::mem::take(&mut owned.alive_delta),
-            std::mem::take(&mut owned.bytes_delta),
-        );
-        shared.totals.add(&std::mem::take(&mut owned.counters));
+        self.hand_over_counts(shared);
         // SAFETY: the worker's thread after the wait's end: no rescuer runs any more.
         debug_assert!(unsafe { self.queues() }.is_empty());
     }

@@ -2,7 +2,8 @@
 //! alive and the most that were, steals, and the pool's high-water mark.
 //!
 //! Workers count in plain per-worker counters during a wait and add them to the scheduler's
-//! totals when the wait ends; host-side operations add to the totals directly. The totals are
+//! totals when the wait ends, or earlier while they idle (`Worker::hand_over_some`);
+//! host-side operations add to the totals directly. The totals are
 //! therefore exact whenever no wait runs, which is when they can be queried.
 //!
 //! Live entities (tasks and when_alls whose block is allocated) are counted the same way, except
