@@ -117,6 +117,10 @@ pub(crate) struct Slot {
     control: Mutex<Option<Thread>>,
     panicked: AtomicBool,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Tests: members see new generations but claim nothing, as if none had started yet. A
+    /// `std` atomic under loom too: the models never set it.
+    #[cfg(test)]
+    hold_members_off: std::sync::atomic::AtomicBool,
 }
 
 impl Slot {
@@ -133,6 +137,8 @@ impl Slot {
             control: Mutex::new(None),
             panicked: AtomicBool::new(false),
             panic: Mutex::new(None),
+            #[cfg(test)]
+            hold_members_off: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -322,6 +328,13 @@ impl Slot {
             return false;
         }
         *seen = generation;
+        #[cfg(test)]
+        if self
+            .hold_members_off
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return true;
+        }
         let Some(claim) = self.claims.get(rank).filter(|_| rank > 0) else {
             return true;
         };
@@ -356,6 +369,14 @@ impl Slot {
     /// True when a generation other than `seen` is published.
     pub(crate) fn has_news(&self, seen: u64) -> bool {
         self.header.word.load(Ordering::Acquire) >> 1 != seen
+    }
+
+    /// Tests: while `on`, members claim no block, so the control thread runs every block (or
+    /// skips it) as if no member had started.
+    #[cfg(test)]
+    pub(crate) fn hold_members_off(&self, on: bool) {
+        self.hold_members_off
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Announces that a member which last saw generation `seen` is about to park (its mailbox

@@ -308,6 +308,15 @@ impl Space {
         Ok(())
     }
 
+    /// Tests: while `on`, no thread but the control thread runs a block of this instance's
+    /// block dispatches, as if the others had not started (`Slot::hold_members_off`).
+    #[cfg(test)]
+    pub(crate) fn hold_members_off(&self, on: bool) {
+        if let Some(t) = &self.inner.threads {
+            t.slot.hold_members_off(on);
+        }
+    }
+
     /// Partitions this instance into disjoint sub-instances, one per request, and runs each
     /// request's control function on its sub-instance's control thread (003 `run_instances`).
     /// Blocks until every control function returns. Requests that cannot all be satisfied are

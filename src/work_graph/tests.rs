@@ -1196,27 +1196,28 @@ fn a_calling_thread_that_loses_its_core_takes_a_workers() {
 
 /// A run starts its workers through the instance's job slot, and the calling thread runs, after
 /// its own share, every rank whose worker has not started yet (`WorkGraph::run_pinned`): with
-/// workers that park as soon as they are idle, a wide height of trivial items is then mostly run
-/// by the calling thread before the others have woken, and every run still runs each item once.
+/// workers held off the slot (`Space::hold_members_off`), every item of a wide height runs on
+/// the calling thread, once, in every run. (With mailboxes, the posted workers would run their
+/// ranks.)
 #[test]
 fn the_calling_thread_runs_the_ranks_of_workers_that_have_not_started() {
     const N: usize = 400;
     let p = plan(from_edges(N, &[]));
     let space = Space::threads(&PoolOptions {
         threads: 4,
-        idle_spin: Some(std::time::Duration::ZERO),
         ..Default::default()
     })
     .unwrap();
     let caller = std::thread::current().id();
-    let mut all_on_the_caller = 0;
-    for _ in 0..100 {
+    space.hold_members_off(true);
+    for run in 0..20 {
         let ran_by = run_recording_threads(&p, &space);
         let on_caller = ran_by.iter().filter(|&&t| t == caller).count();
-        all_on_the_caller += usize::from(on_caller == N);
+        assert_eq!(
+            on_caller, N,
+            "run {run}: items ran on workers held off the slot"
+        );
     }
-    assert!(
-        all_on_the_caller > 0,
-        "no run had the calling thread run the shares of workers still asleep"
-    );
+    space.hold_members_off(false);
+    run_recording_threads(&p, &space);
 }
