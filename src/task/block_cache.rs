@@ -136,7 +136,7 @@ impl BlockCache {
 
     /// Returns every cached block to the pool.
     pub(crate) fn flush(&mut self, pool: &MemoryPool) {
-        while self.return_some(pool, usize::MAX) {}
+        self.return_some(pool, usize::MAX);
     }
 
     /// Returns at most `most` cached blocks to the pool; whether any stay cached.
