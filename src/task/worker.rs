@@ -288,11 +288,9 @@ impl Drop for CurrentWorker<'_> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{LocalQueues, Owned, QueueGuard, ReadyStack, Worker};
-    use crate::cache_line::CachePadded;
+    use super::Worker;
     use std::mem::{offset_of, size_of};
     use std::ops::RangeInclusive;
-    use std::sync::atomic::{AtomicBool, AtomicUsize};
 
     /// The 128-byte units (two 64-byte lines, which the processor's adjacent-line prefetch
     /// moves together) that a field at `offset` of `size` bytes touches.
@@ -304,51 +302,33 @@ mod tests {
         a.start() <= b.end() && b.start() <= a.end()
     }
 
+    /// The size of the field that `get` reaches.
+    fn size_of_field<F>(_get: fn(&Worker) -> &F) -> usize {
+        size_of::<F>()
+    }
+
+    /// A field of `Worker`: its name and the units it touches.
+    macro_rules! field {
+        ($f:ident) => {
+            (
+                stringify!($f),
+                units(offset_of!(Worker, $f), size_of_field(|w| &w.$f)),
+            )
+        };
+    }
+
     /// What other workers read during a wait (executor.rs, "How idle workers get work") lies
     /// apart from what the owner writes at every task, so that their reads cost the owner no
     /// miss.
     #[test]
     fn what_other_workers_read_lies_apart_from_the_owners_private_state() {
         let read_by_others = [
-            (
-                "mailbox",
-                units(
-                    offset_of!(Worker, mailbox),
-                    size_of::<CachePadded<ReadyStack>>(),
-                ),
-            ),
-            (
-                "request",
-                units(
-                    offset_of!(Worker, request),
-                    size_of::<CachePadded<AtomicUsize>>(),
-                ),
-            ),
-            (
-                "guard",
-                units(
-                    offset_of!(Worker, guard),
-                    size_of::<CachePadded<QueueGuard>>(),
-                ),
-            ),
-            (
-                "takes_part",
-                units(
-                    offset_of!(Worker, takes_part),
-                    size_of::<CachePadded<AtomicBool>>(),
-                ),
-            ),
+            field!(mailbox),
+            field!(request),
+            field!(guard),
+            field!(takes_part),
         ];
-        let private = [
-            (
-                "queues",
-                units(offset_of!(Worker, queues), size_of::<LocalQueues>()),
-            ),
-            (
-                "owned",
-                units(offset_of!(Worker, owned), size_of::<Owned>()),
-            ),
-        ];
+        let private = [field!(queues), field!(owned)];
         for (name, shared) in &read_by_others {
             for (hot, lines) in &private {
                 assert!(
