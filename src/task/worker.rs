@@ -94,11 +94,8 @@ pub(crate) struct Worker {
     pub(crate) guard: CachePadded<QueueGuard>,
     /// Whether the current wait calls this worker in (`laggards.rs`); set by the waiting
     /// thread before the wait, published by the opening of its block in `Recruit::only`.
-    /// Alone on its lines: idle workers read it whenever they ask this one for a task
-    /// (`Worker::ask_for_work`), and each such read of a line this worker writes (its queues
-    /// and private state lay beside it) made the owner's next write a miss. Padded, F(17) on 16
-    /// workers of the GPU machine went from 17.3 to 14.7 ns per node (docs/PERFORMANCE.md,
-    /// session 38).
+    /// Alone on its lines: idle workers read it when they ask this one for a task
+    /// (executor.rs, "How idle workers get work").
     pub(crate) takes_part: CachePadded<AtomicBool>,
     /// The team of one that single tasks see as their team.
     pub(crate) single_team: Team,
