@@ -4,6 +4,7 @@ writes JSON, a Markdown table and SVG plots. Python 3 standard library only.
 
     python3 bench/run.py                 build, run everything (5 repetitions after a warm-up),
                                          write bench/results/<machine>-<commit>.{json,md} + SVGs
+                                         (-2, -3, ... after the stem for later runs of a commit)
     python3 bench/run.py --quick         smoke test in seconds: every benchmark and peer runs
                                          once on small inputs and must validate its result;
                                          writes nothing under bench/results (exit 0 = all valid)
@@ -915,6 +916,17 @@ def run_all(benches: list[Benchmark], manifest: dict, env: dict, args) -> tuple[
 
 
 # ---------------------------------------------------------------------------------------------
+def unused_stem(out_dir: Path, stem: str) -> str:
+    """`stem`, or `stem-2`, `stem-3`, ... where results of that name are in `out_dir` already:
+    two runs of one commit on one machine (--only fib_task, then --only work_graph) each keep
+    their files."""
+    candidate, k = stem, 1
+    while (out_dir / f"{candidate}.json").exists() or (out_dir / f"{candidate}.md").exists():
+        k += 1
+        candidate = f"{stem}-{k}"
+    return candidate
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -1028,6 +1040,7 @@ def main() -> int:
         out_dir = quick_dir
     else:
         out_dir = args.results_dir
+        stem = unused_stem(out_dir, stem)
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / f"{stem}.json"
     json_path.write_text(json.dumps(doc, indent=1) + "\n")
