@@ -33,7 +33,7 @@
 //! `local_queue`, `queue_guard` (idle workers rescue the tasks of a worker that does not come
 //! back), `block_cache`, `place` (operations common to every entity), `spawn`,
 //! `when_all`, `future`, `context` (what a task sees, respawn), `team_task`, `executor` (the
-//! worker loop), `worker`, `thread_slots` (a thread's worker without a thread-local),
+//! worker loop), `worker`, `thread_worker` (a thread's worker in a cheap thread-local),
 //! `scheduler` (state, wait, lifetime), `laggards` (workers late to leave a wait sit out the
 //! next ones), `statistics`, `closure` (Rust closures as tasks).
 
@@ -53,8 +53,8 @@ mod scheduler;
 mod spawn;
 mod statistics;
 mod team_task;
-mod thread_slots;
 mod thread_table;
+mod thread_worker;
 pub mod wait_queue;
 mod when_all;
 mod worker;

@@ -196,6 +196,13 @@ impl Shared {
         if let [only] = &*self.workers {
             return only.is_current().then_some(only);
         }
+        // The innermost wait the thread serves is usually this one; the table also finds an
+        // outer one (a task of this scheduler that waits on another).
+        let (shared, worker) = super::worker::current();
+        if std::ptr::eq(shared, self) {
+            // SAFETY: the thread serves this wait as `worker`, one of `self.workers`.
+            return Some(unsafe { &*worker });
+        }
         let rank = self.threads.find(crate::thread_id::current())?;
         self.workers.get(rank)
     }

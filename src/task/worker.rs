@@ -2,8 +2,9 @@
 //! queues, a block cache and counters, which only its thread touches during a wait, and hands
 //! tasks to idle workers that ask for one.
 //!
-//! The calling thread's worker is kept in a thread-local while a wait runs, so that operations
-//! without a task context (future release, when_all through the scheduler) find it.
+//! The calling thread's worker is kept in a thread-local while a wait runs (`thread_worker`), so
+//! that operations without a task context (future release, when_all through the scheduler) find
+//! it.
 
 use super::block_cache::BlockCache;
 use super::header::{Access, TaskHeader};
@@ -13,12 +14,12 @@ use super::ready_stack::ReadyStack;
 use super::scheduler::Shared;
 use super::statistics::Counters;
 use super::team_task::ExecutionRecord;
-use super::thread_slots::{SlotGuard, TABLE};
+use super::thread_worker;
 use crate::cache_line::CachePadded;
 use crate::exec::{Recruit, Team};
 use crate::pool::MemoryPool;
 use crate::thread_id;
-use std::cell::{Cell, UnsafeCell};
+use std::cell::UnsafeCell;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -205,81 +206,44 @@ impl Worker {
     }
 }
 
-thread_local! {
-    /// The scheduler and worker the calling thread serves during a wait; nulls outside one.
-    static CURRENT: Cell<(*const Shared, *const Worker)> =
-        const { Cell::new((std::ptr::null(), std::ptr::null())) };
-}
-
-/// The calling thread's scheduler and worker while it runs a wait's loop: from its slot in the
-/// thread table, else (no slot, or no wait) from the thread-local.
+/// The calling thread's scheduler and worker while it runs a wait's loop (nulls outside one).
 #[inline(always)]
 pub(crate) fn current() -> (*const Shared, *const Worker) {
-    match TABLE.find(thread_id::current()) {
-        Some(slot) => slot.get(),
-        None => current_from_thread_local(),
-    }
+    thread_worker::get()
 }
 
 /// The context of the task function the calling thread runs now, the innermost one (null when
-/// it runs none): what `TaskContext::check` compares with. A slot found for the thread has a
-/// worker: the thread records one right after claiming the slot and clears it right before
-/// freeing it (`thread_slots.rs`), and it runs no task in between; so unlike `current`, no null
-/// test.
+/// it runs none): what `TaskContext::check` compares with.
 #[inline(always)]
 pub(crate) fn running_context() -> *const () {
-    match TABLE.find(thread_id::current()) {
-        Some(slot) => {
-            let worker = slot.worker();
-            debug_assert!(!worker.is_null(), "a claimed thread slot without a worker");
-            // SAFETY: the worker of this thread's slot is the one it serves during a wait; its
-            // private state is this thread's (a short read).
-            unsafe { (*worker).owned().context }
-        }
-        None => running_context_from_thread_local(),
-    }
-}
-
-#[inline(never)]
-fn running_context_from_thread_local() -> *const () {
-    let worker = current_from_thread_local().1;
+    let worker = thread_worker::worker();
     if worker.is_null() {
         return std::ptr::null();
     }
-    // SAFETY: as in `running_context`.
+    // SAFETY: the worker the thread serves during a wait; its private state is this thread's
+    // (a short read).
     unsafe { (*worker).owned().context }
-}
-
-#[inline(never)]
-fn current_from_thread_local() -> (*const Shared, *const Worker) {
-    CURRENT.with(Cell::get)
 }
 
 /// Marks the calling thread as `worker` of `shared` until dropped.
 pub(crate) struct CurrentWorker<'a> {
     previous: (*const Shared, *const Worker),
     worker: &'a Worker,
-    _slot: SlotGuard<'static>,
 }
 
 impl<'a> CurrentWorker<'a> {
     pub(crate) fn enter(shared: &Shared, worker: &'a Worker) -> CurrentWorker<'a> {
-        let current = (shared as *const Shared, worker as *const Worker);
-        let previous = CURRENT.with(|c| c.replace(current));
+        let previous = thread_worker::replace((shared as *const Shared, worker as *const Worker));
         worker.thread.store(thread_id::current(), Ordering::Relaxed);
         shared.threads.insert(thread_id::current(), worker.rank);
-        CurrentWorker {
-            previous,
-            worker,
-            _slot: TABLE.enter(thread_id::current(), current),
-        }
+        CurrentWorker { previous, worker }
     }
 }
 
 impl Drop for CurrentWorker<'_> {
     fn drop(&mut self) {
         self.worker.thread.store(0, Ordering::Relaxed);
-        CURRENT.with(|c| c.set(self.previous));
+        thread_worker::replace(self.previous);
     }
 }
 
