@@ -33,13 +33,14 @@ pub(crate) struct BlockCache {
     limit: u32,
 }
 
-/// The least `lg2` with `size <= 2^lg2`, for `1 < size` (1 for a `size` of 1, where 0 would be
-/// exact: no block is that small, so the answer is used through `max(lg2, the pool's smallest)`
-/// anyway): requests with the same value are served by blocks of the same size (those of that
-/// maximum). The `| 1` makes the operand of `leading_zeros` non-zero, which saves the zero case.
+/// lg2 of the pool block that serves a request of `size` bytes (`0 < size`): the least `lg2`
+/// with `size <= 2^lg2` and `min_mask < 2^lg2`, where `min_mask` is the pool's smallest block
+/// size less one. Requests with the same value are served by blocks of the same size. The mask
+/// in the operand of `leading_zeros` takes the place of a `max` with the smallest block's lg2
+/// (callgrind, F(22): td_task_spawn 217.5 -> 216.5 instructions per node).
 #[inline(always)]
-pub(crate) fn size_lg2(size: usize) -> u32 {
-    usize::BITS - ((size - 1) | 1).leading_zeros()
+pub(crate) fn block_lg2(size: usize, min_mask: usize) -> u32 {
+    usize::BITS - ((size - 1) | min_mask).leading_zeros()
 }
 
 /// Blocks of each size one worker may cache when `workers` share a pool of `capacity` bytes
@@ -78,7 +79,7 @@ impl BlockCache {
     /// lg2 of the block size that serves a request of `size` bytes (as `Place::block_lg2`).
     #[cfg(all(test, not(loom)))]
     fn block_lg2(&self, size: usize) -> u32 {
-        size_lg2(size).max(self.min_lg2)
+        block_lg2(size, (1 << self.min_lg2) - 1)
     }
 
     /// A cached block for a request of `size` bytes (`0 < size <= max block`), if any.
@@ -204,7 +205,7 @@ mod tests {
             destroy: None,
             size: 0,
             alloc_size: size as u32,
-            block_lg2: size_lg2(size),
+            block_lg2: block_lg2(size, 0),
             refs: 0,
         };
         let h = unsafe { TaskHeader::init(block, &init) };
