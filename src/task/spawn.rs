@@ -4,8 +4,8 @@
 use super::bytes;
 use super::future::Future;
 use super::header::{
-    round_up_to_state_align, task_bytes, Access, DestroyFunction, HeaderInit, InitFunction, Kind,
-    TaskFunction, TaskHeader, HEADER_BYTES, USER_REF,
+    task_bytes, Access, DestroyFunction, HeaderInit, InitFunction, Kind, TaskFunction, TaskHeader,
+    HEADER_BYTES, STATE_ALIGN, USER_REF,
 };
 use super::place::{Count, Place};
 use super::scheduler::{Scheduler, Shared};
@@ -138,15 +138,15 @@ unsafe fn spawn_at<E: From<Error>>(
     if policy.team && !shared.supports_teams() {
         return Err(no_teams(what).into());
     }
-    // Sizes are each at most the largest block (at most u32::MAX, as the header stores them)
-    // before they are added, so the sum cannot overflow. Their `|` is at most their sum, so
-    // when it exceeds the largest block, so does the task: one test for both sizes.
+    // One test for the sizes and the task's bytes: when both sizes are at most the largest
+    // block (at most u32::MAX, as the header stores them), the sum cannot wrap and is exact;
+    // when one is larger, the `|` exceeds the largest block whatever the wrapped sum is
+    // (callgrind, F(22): td_task_spawn 214.5 -> 212.5 instructions per node).
     let max = shared.max_task_bytes;
-    if (closure.result_size | closure.state_size) > max {
-        return Err(too_large(shared, closure.state_size, closure.result_size, what).into());
-    }
-    let bytes = HEADER_BYTES + round_up_to_state_align(closure.result_size) + closure.state_size;
-    if bytes > max {
+    let bytes = (closure.result_size.wrapping_add(STATE_ALIGN - 1) & !(STATE_ALIGN - 1))
+        .wrapping_add(HEADER_BYTES)
+        .wrapping_add(closure.state_size);
+    if (closure.result_size | closure.state_size | bytes) > max {
         return Err(too_large(shared, closure.state_size, closure.result_size, what).into());
     }
     let block_lg2 = place.block_lg2(bytes);
