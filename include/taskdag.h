@@ -1905,7 +1905,8 @@ const char *td_status_string(int status);
  * Spawns a task from inside a running task (000 §3.2.2 `task_spawn`) on the running task's
  * scheduler: allocates it, copies the closure's state and schedules it with the policy
  * (`policy->scheduler` may be NULL). With one worker, the tasks that are ready run first, so
- * that their memory is released before this one is allocated (002 §3.3.2). In a team task only
+ * that their memory is released before this one is allocated (002 §3.3.2); they run before
+ * `policy` and `closure` are read, also when these are then refused. In a team task only
  * one member may spawn (and respawn) per run.
  *
  * Returns the task's future with one reference (release it with td_future_release, typically

@@ -35,7 +35,8 @@ unsafe fn context<'a>(ctx: *mut td_task_ctx, what: &str) -> CResult<&'a TaskCont
 /// Spawns a task from inside a running task (000 §3.2.2 `task_spawn`) on the running task's
 /// scheduler: allocates it, copies the closure's state and schedules it with the policy
 /// (`policy->scheduler` may be NULL). With one worker, the tasks that are ready run first, so
-/// that their memory is released before this one is allocated (002 §3.3.2). In a team task only
+/// that their memory is released before this one is allocated (002 §3.3.2); they run before
+/// `policy` and `closure` are read, also when these are then refused. In a team task only
 /// one member may spawn (and respawn) per run.
 ///
 /// Returns the task's future with one reference (release it with td_future_release, typically
@@ -55,26 +56,32 @@ pub unsafe extern "C" fn td_task_spawn(
 ) -> *mut td_future {
     future_or_null("td_task_spawn", || {
         let c = context(ctx, "td_task_spawn")?;
-        let p = policy_arg(policy)?;
-        let cl = closure_arg(closure)?;
-        let shared = c.shared();
-        if !p.scheduler.is_null()
-            && !std::ptr::eq(
-                scheduler_arg(p.scheduler, "policy->scheduler")?.shared(),
-                shared,
-            )
-        {
-            return Err(raw::other_scheduler("`policy->scheduler`").into());
-        }
-        if let Some(d) = p.dependence {
-            raw::check_scheduler(d, shared, "`policy->dependence`")?;
-        }
-        let raw_policy = RawPolicy {
-            dependence: p.dependence,
-            priority: p.priority,
-            team: p.team,
-        };
-        Ok(c.spawn_raw(&raw_policy, &cl, "td_task_spawn")?)
+        c.spawn_raw_with(
+            #[inline(always)]
+            move || {
+                let p = policy_arg(policy)?;
+                let cl = closure_arg(closure)?;
+                let shared = c.shared();
+                if !p.scheduler.is_null()
+                    && !std::ptr::eq(
+                        scheduler_arg(p.scheduler, "policy->scheduler")?.shared(),
+                        shared,
+                    )
+                {
+                    return Err(raw::other_scheduler("`policy->scheduler`").into());
+                }
+                if let Some(d) = p.dependence {
+                    raw::check_scheduler(d, shared, "`policy->dependence`")?;
+                }
+                let raw_policy = RawPolicy {
+                    dependence: p.dependence,
+                    priority: p.priority,
+                    team: p.team,
+                };
+                Ok((raw_policy, cl))
+            },
+            "td_task_spawn",
+        )
     })
 }
 

@@ -219,8 +219,21 @@ impl<'a> TaskContext<'a> {
         closure: &RawClosure,
         what: &str,
     ) -> Result<NonNull<TaskHeader>> {
+        self.spawn_raw_with(|| Ok((*policy, *closure)), what)
+    }
+
+    /// `spawn_raw` with the policy and closure read by `args` (`spawn::spawn`).
+    ///
+    /// # Safety
+    /// As for `spawn_raw`, for what `args` returns.
+    #[inline(always)]
+    pub(crate) unsafe fn spawn_raw_with<E: From<Error>>(
+        &self,
+        args: impl FnOnce() -> std::result::Result<(RawPolicy, RawClosure), E>,
+        what: &str,
+    ) -> std::result::Result<NonNull<TaskHeader>, E> {
         let taken = self.claim(what)?;
-        let spawned = super::spawn::spawn(&self.place, policy, closure, what);
+        let spawned = super::spawn::spawn(&self.place, args, what);
         self.record.give_back(taken, spawned)
     }
 

@@ -7,7 +7,7 @@
 //! a task into a wait or ready queue (Fig. 3.4), advancing a when_all's scan (Fig. 3.5),
 //! completing an entity (Fig. 3.6), and releasing references down to freeing the block.
 
-use super::block_cache::{return_to_pool, size_lg2};
+use super::block_cache::{block_lg2, return_to_pool};
 use super::header::{Access, Kind, TaskHeader, USER_REF};
 use super::scheduler::{ForeignGuard, Shared, ANY_READY};
 use super::statistics::ALIVE_FLUSH;
@@ -154,11 +154,10 @@ impl<'a> Place<'a> {
     }
 
     /// lg2 of the size of the pool block that serves a request of `bytes` (`0 < bytes`, at most
-    /// the largest block): requests with the same `size_lg2` share a block size (000 §2.5.3),
-    /// never below the pool's smallest.
+    /// the largest block, 000 §2.5.3).
     #[inline(always)]
     pub(crate) fn block_lg2(&self, bytes: usize) -> u32 {
-        size_lg2(bytes).max(self.shared.min_block_lg2)
+        block_lg2(bytes, self.shared.min_block_mask)
     }
 
     /// Adds one allocated (`sign` 1) or released (`sign` -1) block of `2^block_lg2` bytes to the

@@ -117,8 +117,8 @@ pub(crate) struct Shared {
     /// Bytes of the live entities' blocks, and the most there were.
     pub(crate) alive_bytes: AtomicI64,
     pub(crate) peak_bytes: AtomicI64,
-    /// lg2 of the pool's smallest block.
-    pub(crate) min_block_lg2: u32,
+    /// The pool's smallest block size less one (`block_cache::block_lg2`).
+    pub(crate) min_block_mask: usize,
     pub(crate) totals: Totals,
     pub(crate) host_generation: AtomicU32,
     /// The first panic of a task closure in the current wait, rethrown by `wait`.
@@ -309,7 +309,7 @@ impl Scheduler {
             )));
         }
         let layout = pool.layout();
-        let min_block_lg2 = layout.min_block_lg2;
+        let min_block_mask = (1 << layout.min_block_lg2) - 1;
         let max_block = pool.max_block_size();
         let cache_limit = block_cache::limit_per_size(pool.capacity(), layout.min_block_lg2, n);
         let workers = (0..n)
@@ -359,7 +359,7 @@ impl Scheduler {
             peak_alive: AtomicI64::new(1),
             alive_bytes: AtomicI64::new(0),
             peak_bytes: AtomicI64::new(0),
-            min_block_lg2,
+            min_block_mask,
             totals: Totals::default(),
             host_generation: AtomicU32::new(0),
             panic: Mutex::new(None),

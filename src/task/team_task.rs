@@ -84,7 +84,11 @@ impl ExecutionRecord {
 
     /// Gives back the claim `claim` took (`taken`) for a call that failed.
     #[inline(always)]
-    pub(crate) fn give_back<R>(&self, taken: bool, result: Result<R>) -> Result<R> {
+    pub(crate) fn give_back<R, E>(
+        &self,
+        taken: bool,
+        result: std::result::Result<R, E>,
+    ) -> std::result::Result<R, E> {
         if result.is_err() && taken {
             // Relaxed: as the claim; only this member can hold it now.
             self.spawner.store(NO_MEMBER, Ordering::Relaxed);
