@@ -77,9 +77,19 @@ pub unsafe extern "C" fn td_future_retain(future: *mut td_future) -> td_status {
 /// TD_ERROR_INVALID_ARGUMENT; TD_ERROR_BUSY.
 #[no_mangle]
 pub unsafe extern "C" fn td_future_release(future: *mut td_future) -> td_status {
-    if future.is_null() {
+    // NULL fails the fast path's first test: tested after it, so that the fast path does not.
+    if raw::release_last_exclusive(future.cast()) || future.is_null() {
         return td_status::TD_OK;
     }
+    release_any(future)
+}
+
+/// `td_future_release` past its fast path: a call in tail position, so that the fast path saves
+/// no registers (callgrind, F(22): td_future_release 88.0 -> 57.0 instructions per node). `extern
+/// "C"`, which cannot unwind (`call` catches panics), so that the caller needs no landing pad
+/// after the call and can jump to it.
+#[inline(never)]
+unsafe extern "C" fn release_any(future: *mut td_future) -> td_status {
     call("td_future_release", || {
         let entity = future_arg(future, "future")?;
         Ok(raw::release(entity, "td_future_release")?)

@@ -80,23 +80,45 @@ const _: () = assert!(
 pub(crate) unsafe fn decode(
     raw: *const c_void,
 ) -> std::result::Result<NonNull<TaskHeader>, BadFuture> {
-    let address = raw as usize & !TAG_MASK;
-    let tag = (raw as usize & TAG_MASK) as u32;
-    // `address != 0 && address % MIN_BLOCK == 0` as one signed test: the tag is cleared, so bit
-    // `TAG_BITS` is the only one the alignment still needs to be zero; rotated to the sign bit,
-    // the address is positive exactly when that bit is clear and some other bit is set.
-    if (address.rotate_right(TAG_BITS + 1) as isize) <= 0 {
+    let Some((header, tag)) = split(raw) else {
         return Err(BadFuture {
             raw: raw as usize,
             reason: BadFutureReason::NotAFuture,
         });
-    }
-    let header = &*(address as *const TaskHeader);
-    let ident = header.ident();
+    };
+    let ident = header.as_ref().ident();
     if ident == IDENT_TASK | tag || ident == IDENT_WHEN_ALL | tag {
-        return Ok(NonNull::from(header));
+        return Ok(header);
     }
     Err(bad_ident(raw, ident, tag))
+}
+
+/// The header address and the generation of `raw`, unless the address cannot be a block's (it
+/// is then not read).
+#[inline(always)]
+fn split(raw: *const c_void) -> Option<(NonNull<TaskHeader>, u32)> {
+    let address = raw as usize & !TAG_MASK;
+    // `address != 0 && address % MIN_BLOCK == 0` as one signed test: the tag is cleared, so bit
+    // `TAG_BITS` is the only one the alignment still needs to be zero; rotated to the sign bit,
+    // the address is positive exactly when that bit is clear and some other bit is set.
+    if (address.rotate_right(TAG_BITS + 1) as isize) <= 0 {
+        return None;
+    }
+    // SAFETY: not null, as tested above.
+    let header = unsafe { NonNull::new_unchecked(address as *mut TaskHeader) };
+    Some((header, (raw as usize & TAG_MASK) as u32))
+}
+
+/// The header and generation of a live task behind `raw`, or `None` for anything else (a
+/// when_all, a bad future, NULL), for fast paths that leave the rest, and its messages, to
+/// `decode`.
+///
+/// # Safety
+/// As for `decode`.
+#[inline(always)]
+unsafe fn decode_task(raw: *const c_void) -> Option<(NonNull<TaskHeader>, u32)> {
+    let (header, tag) = split(raw)?;
+    (header.as_ref().ident() == IDENT_TASK | tag).then_some((header, tag))
 }
 
 #[cold]
@@ -237,6 +259,42 @@ pub(crate) unsafe fn release(entity: NonNull<TaskHeader>, what: &str) -> Result<
         None => at_host_place(shared_ptr, what, |place| place.release_user(entity))?,
     };
     released.map_err(|()| released_too_often(what))
+}
+
+/// `release` of the future `raw` in the case a wait with one worker (`Access::Exclusive`) meets
+/// at most releases: on the worker's thread, the last reference to a complete task, whose block
+/// the worker's cache has room for, while the running task (if any) has not asked to respawn
+/// (so the reference is not one to take over). Frees the task and returns `true`; returns
+/// `false`, having changed and reported nothing, in every other case (NULL too), which `release`
+/// handles.
+/// Its checks come before any change, and nothing on it is a call: `td_future_release` takes
+/// its general path by a tail call, so that this one saves no registers.
+///
+/// # Safety
+/// As for `decode`.
+#[inline(always)]
+pub(crate) unsafe fn release_last_exclusive(raw: *const c_void) -> bool {
+    let Some((task, generation)) = decode_task(raw) else {
+        return false;
+    };
+    let t = task.as_ref();
+    let shared = &*t.scheduler();
+    let [worker] = &*shared.workers else {
+        return false;
+    };
+    if !worker.is_current() || worker.access() != Access::Exclusive {
+        return false;
+    }
+    let record = worker.owned().record;
+    if !record.is_null() && (*record).has_respawn() {
+        return false;
+    }
+    // `refs` stays as it is: a freed block's is never read (a stale future fails `decode`, a
+    // reuse writes a new header), as after `TaskHeader::release_user`'s shared path.
+    if !t.refs_are(USER_REF) || !t.is_complete() {
+        return false;
+    }
+    Place::exclusive(shared, worker).free_task_to_cache(task, generation)
 }
 
 #[cold]
