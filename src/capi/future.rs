@@ -133,6 +133,22 @@ pub unsafe extern "C" fn td_future_get(
     out: *mut c_void,
     size: usize,
 ) -> td_status {
+    if let Some(bytes) = raw::complete_task_result(future.cast()) {
+        // A result of 8 to 16 bytes (a number, a pointer, a pair of them) is copied inline, as
+        // two words, with no call: then no register is saved either, the other cases taking
+        // the general path by a tail call (callgrind, F(22): td_future_get 47.0 -> 31.0
+        // instructions per node).
+        if size == bytes.len() && (8..=16).contains(&size) && !out.is_null() {
+            raw::copy_bytes(out.cast::<u8>(), bytes.as_ptr(), size);
+            return td_status::TD_OK;
+        }
+    }
+    get_any(future, out, size)
+}
+
+/// `td_future_get` past its fast path; `extern "C"` as `release_any`.
+#[inline(never)]
+unsafe extern "C" fn get_any(future: *const td_future, out: *mut c_void, size: usize) -> td_status {
     call("td_future_get", || {
         let entity = future_arg(future, "future")?;
         let bytes = raw::result(entity, "td_future_get")?;

@@ -332,6 +332,21 @@ pub(crate) unsafe fn result<'a>(entity: NonNull<TaskHeader>, what: &str) -> Resu
     })
 }
 
+/// The result bytes of the complete task behind the future `raw`; `None`, having reported
+/// nothing, for anything else (a when_all, an incomplete task, a bad future, NULL), which
+/// `decode` and `result` then report. For `td_future_get`'s fast path.
+///
+/// # Safety
+/// As for `decode`; the caller holds a reference for as long as it uses the slice.
+#[inline(always)]
+pub(crate) unsafe fn complete_task_result<'a>(raw: *const c_void) -> Option<&'a [u8]> {
+    let (task, _) = decode_task(raw)?;
+    let t = task.as_ref();
+    // Acquire (in `is_complete`): the result written before completion is visible.
+    t.is_complete()
+        .then(|| std::slice::from_raw_parts(TaskHeader::result_ptr(task), t.size()))
+}
+
 #[cold]
 fn not_ready(kind: Kind, what: &str) -> Error {
     Error::new(
