@@ -261,40 +261,53 @@ pub(crate) unsafe fn release(entity: NonNull<TaskHeader>, what: &str) -> Result<
     released.map_err(|()| released_too_often(what))
 }
 
+/// What `release_last_exclusive` did with a future.
+pub(crate) enum ExclusiveRelease {
+    /// Released it.
+    Done,
+    /// Nothing: it is a live task's future, for `release` (no need to `decode` it again).
+    Task(NonNull<TaskHeader>),
+    /// Nothing: it is no live task's future (a when_all's, a bad one, NULL), for `decode`.
+    NotATask,
+}
+
 /// `release` of the future `raw` in the case a wait with one worker (`Access::Exclusive`) meets
 /// at most releases: on the worker's thread, the last reference to a complete task, whose block
 /// the worker's cache has room for, while the running task (if any) has not asked to respawn
-/// (so the reference is not one to take over). Frees the task and returns `true`; returns
-/// `false`, having changed and reported nothing, in every other case (NULL too), which `release`
-/// handles.
-/// Its checks come before any change, and nothing on it is a call: `td_future_release` takes
-/// its general path by a tail call, so that this one saves no registers.
+/// (so the reference is not one to take over). Frees the task; in every other case it changes
+/// and reports nothing and says how far it got. Its checks come before any change, and nothing
+/// on it is a call: `td_future_release` takes its general paths by tail calls, so that this one
+/// saves no registers.
 ///
 /// # Safety
 /// As for `decode`.
 #[inline(always)]
-pub(crate) unsafe fn release_last_exclusive(raw: *const c_void) -> bool {
+pub(crate) unsafe fn release_last_exclusive(raw: *const c_void) -> ExclusiveRelease {
     let Some((task, generation)) = decode_task(raw) else {
-        return false;
+        return ExclusiveRelease::NotATask;
     };
     let t = task.as_ref();
     let shared = &*t.scheduler();
+    let other = ExclusiveRelease::Task(task);
     let [worker] = &*shared.workers else {
-        return false;
+        return other;
     };
     if !worker.is_current() || worker.access() != Access::Exclusive {
-        return false;
+        return other;
     }
     let record = worker.owned().record;
     if !record.is_null() && (*record).has_respawn() {
-        return false;
+        return other;
     }
     // `refs` stays as it is: a freed block's is never read (a stale future fails `decode`, a
     // reuse writes a new header), as after `TaskHeader::release_user`'s shared path.
     if !t.refs_are(USER_REF) || !t.is_complete() {
-        return false;
+        return other;
     }
-    Place::exclusive(shared, worker).free_task_to_cache(task, generation)
+    if !Place::exclusive(shared, worker).free_task_to_cache(task, generation) {
+        return other;
+    }
+    ExclusiveRelease::Done
 }
 
 #[cold]
