@@ -10,7 +10,7 @@ use super::boundary::{call, call_or, null_argument, Out};
 use super::error::{CError, CResult};
 use super::status::td_status;
 use crate::task::header::TaskHeader;
-use crate::task::raw;
+use crate::task::raw::{self, ExclusiveRelease};
 use crate::task::BadFuture;
 use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
@@ -77,9 +77,31 @@ pub unsafe extern "C" fn td_future_retain(future: *mut td_future) -> td_status {
 /// TD_ERROR_INVALID_ARGUMENT; TD_ERROR_BUSY.
 #[no_mangle]
 pub unsafe extern "C" fn td_future_release(future: *mut td_future) -> td_status {
-    if future.is_null() {
-        return td_status::TD_OK;
+    match raw::release_last_exclusive(future.cast()) {
+        ExclusiveRelease::Done => td_status::TD_OK,
+        // Decoded already: with several workers, decoding again cost 14 instructions per
+        // release (callgrind, F(22), two workers).
+        ExclusiveRelease::Task(task) => release_task(task),
+        // NULL fails the fast path's first test: tested after it, so that the fast path does not.
+        ExclusiveRelease::NotATask if future.is_null() => td_status::TD_OK,
+        ExclusiveRelease::NotATask => release_any(future),
     }
+}
+
+/// `td_future_release` past its fast path, for a live task: a call in tail position, so that the
+/// fast path saves no registers (callgrind, F(22): td_future_release 88.0 -> 57.0 instructions
+/// per node). `extern "C"`, which cannot unwind (`call` catches panics), so that the caller needs
+/// no landing pad after the call and can jump to it.
+#[inline(never)]
+unsafe extern "C" fn release_task(task: NonNull<TaskHeader>) -> td_status {
+    call("td_future_release", || {
+        Ok(raw::release(task, "td_future_release")?)
+    })
+}
+
+/// `td_future_release` past its fast path, for anything else; as `release_task`.
+#[inline(never)]
+unsafe extern "C" fn release_any(future: *mut td_future) -> td_status {
     call("td_future_release", || {
         let entity = future_arg(future, "future")?;
         Ok(raw::release(entity, "td_future_release")?)
@@ -123,6 +145,22 @@ pub unsafe extern "C" fn td_future_get(
     out: *mut c_void,
     size: usize,
 ) -> td_status {
+    if let Some(bytes) = raw::complete_task_result(future.cast()) {
+        // A result of 8 to 16 bytes (a number, a pointer, a pair of them) is copied inline, as
+        // two words, with no call: then no register is saved either, the other cases taking
+        // the general path by a tail call (callgrind, F(22): td_future_get 47.0 -> 31.0
+        // instructions per node).
+        if size == bytes.len() && (8..=16).contains(&size) && !out.is_null() {
+            raw::copy_bytes(out.cast::<u8>(), bytes.as_ptr(), size);
+            return td_status::TD_OK;
+        }
+    }
+    get_any(future, out, size)
+}
+
+/// `td_future_get` past its fast path; `extern "C"` as `release_any`.
+#[inline(never)]
+unsafe extern "C" fn get_any(future: *const td_future, out: *mut c_void, size: usize) -> td_status {
     call("td_future_get", || {
         let entity = future_arg(future, "future")?;
         let bytes = raw::result(entity, "td_future_get")?;

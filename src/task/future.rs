@@ -80,23 +80,45 @@ const _: () = assert!(
 pub(crate) unsafe fn decode(
     raw: *const c_void,
 ) -> std::result::Result<NonNull<TaskHeader>, BadFuture> {
-    let address = raw as usize & !TAG_MASK;
-    let tag = (raw as usize & TAG_MASK) as u32;
-    // `address != 0 && address % MIN_BLOCK == 0` as one signed test: the tag is cleared, so bit
-    // `TAG_BITS` is the only one the alignment still needs to be zero; rotated to the sign bit,
-    // the address is positive exactly when that bit is clear and some other bit is set.
-    if (address.rotate_right(TAG_BITS + 1) as isize) <= 0 {
+    let Some((header, tag)) = split(raw) else {
         return Err(BadFuture {
             raw: raw as usize,
             reason: BadFutureReason::NotAFuture,
         });
-    }
-    let header = &*(address as *const TaskHeader);
-    let ident = header.ident();
+    };
+    let ident = header.as_ref().ident();
     if ident == IDENT_TASK | tag || ident == IDENT_WHEN_ALL | tag {
-        return Ok(NonNull::from(header));
+        return Ok(header);
     }
     Err(bad_ident(raw, ident, tag))
+}
+
+/// The header address and the generation of `raw`, unless the address cannot be a block's (it
+/// is then not read).
+#[inline(always)]
+fn split(raw: *const c_void) -> Option<(NonNull<TaskHeader>, u32)> {
+    let address = raw as usize & !TAG_MASK;
+    // `address != 0 && address % MIN_BLOCK == 0` as one signed test: the tag is cleared, so bit
+    // `TAG_BITS` is the only one the alignment still needs to be zero; rotated to the sign bit,
+    // the address is positive exactly when that bit is clear and some other bit is set.
+    if (address.rotate_right(TAG_BITS + 1) as isize) <= 0 {
+        return None;
+    }
+    // SAFETY: not null, as tested above.
+    let header = unsafe { NonNull::new_unchecked(address as *mut TaskHeader) };
+    Some((header, (raw as usize & TAG_MASK) as u32))
+}
+
+/// The header and generation of a live task behind `raw`, or `None` for anything else (a
+/// when_all, a bad future, NULL), for fast paths that leave the rest, and its messages, to
+/// `decode`.
+///
+/// # Safety
+/// As for `decode`.
+#[inline(always)]
+unsafe fn decode_task(raw: *const c_void) -> Option<(NonNull<TaskHeader>, u32)> {
+    let (header, tag) = split(raw)?;
+    (header.as_ref().ident() == IDENT_TASK | tag).then_some((header, tag))
 }
 
 #[cold]
@@ -239,6 +261,55 @@ pub(crate) unsafe fn release(entity: NonNull<TaskHeader>, what: &str) -> Result<
     released.map_err(|()| released_too_often(what))
 }
 
+/// What `release_last_exclusive` did with a future.
+pub(crate) enum ExclusiveRelease {
+    /// Released it.
+    Done,
+    /// Nothing: it is a live task's future, for `release` (no need to `decode` it again).
+    Task(NonNull<TaskHeader>),
+    /// Nothing: it is no live task's future (a when_all's, a bad one, NULL), for `decode`.
+    NotATask,
+}
+
+/// `release` of the future `raw` in the case a wait with one worker (`Access::Exclusive`) meets
+/// at most releases: on the worker's thread, the last reference to a complete task, whose block
+/// the worker's cache has room for, while the running task (if any) has not asked to respawn
+/// (so the reference is not one to take over). Frees the task; in every other case it changes
+/// and reports nothing and says how far it got. Its checks come before any change, and nothing
+/// on it is a call: `td_future_release` takes its general paths by tail calls, so that this one
+/// saves no registers.
+///
+/// # Safety
+/// As for `decode`.
+#[inline(always)]
+pub(crate) unsafe fn release_last_exclusive(raw: *const c_void) -> ExclusiveRelease {
+    let Some((task, generation)) = decode_task(raw) else {
+        return ExclusiveRelease::NotATask;
+    };
+    let t = task.as_ref();
+    let shared = &*t.scheduler();
+    let other = ExclusiveRelease::Task(task);
+    let [worker] = &*shared.workers else {
+        return other;
+    };
+    if !worker.is_current() || worker.access() != Access::Exclusive {
+        return other;
+    }
+    let record = worker.owned().record;
+    if !record.is_null() && (*record).has_respawn() {
+        return other;
+    }
+    // `refs` stays as it is: a freed block's is never read (a stale future fails `decode`, a
+    // reuse writes a new header), as after `TaskHeader::release_user`'s shared path.
+    if !t.refs_are(USER_REF) || !t.is_complete() {
+        return other;
+    }
+    if !Place::exclusive(shared, worker).free_task_to_cache(task, generation) {
+        return other;
+    }
+    ExclusiveRelease::Done
+}
+
 #[cold]
 fn released_too_often(what: &str) -> Error {
     Error::new(
@@ -272,6 +343,21 @@ pub(crate) unsafe fn result<'a>(entity: NonNull<TaskHeader>, what: &str) -> Resu
         Kind::Task => std::slice::from_raw_parts(TaskHeader::result_ptr(entity), h.size()),
         Kind::WhenAll => &[],
     })
+}
+
+/// The result bytes of the complete task behind the future `raw`; `None`, having reported
+/// nothing, for anything else (a when_all, an incomplete task, a bad future, NULL), which
+/// `decode` and `result` then report. For `td_future_get`'s fast path.
+///
+/// # Safety
+/// As for `decode`; the caller holds a reference for as long as it uses the slice.
+#[inline(always)]
+pub(crate) unsafe fn complete_task_result<'a>(raw: *const c_void) -> Option<&'a [u8]> {
+    let (task, _) = decode_task(raw)?;
+    let t = task.as_ref();
+    // Acquire (in `is_complete`): the result written before completion is visible.
+    t.is_complete()
+        .then(|| std::slice::from_raw_parts(TaskHeader::result_ptr(task), t.size()))
 }
 
 #[cold]

@@ -250,7 +250,13 @@ impl TaskHeader {
     /// Marks the block released; stale futures then read `IDENT_FREED`.
     #[inline]
     pub(crate) fn mark_freed(&self) {
-        let generation = self.ident.load(Ordering::Relaxed) & TAG_MASK as u32;
+        self.mark_freed_as(self.generation());
+    }
+
+    /// `mark_freed` for a caller that knows the entity's `generation`, so that `ident` is not
+    /// read again (an atomic load is never merged with an earlier one).
+    #[inline]
+    pub(crate) fn mark_freed_as(&self, generation: u32) {
         // Relaxed: the block's owner is the only writer; stale readers need no ordering.
         self.ident
             .store(IDENT_FREED | generation, Ordering::Relaxed);

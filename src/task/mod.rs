@@ -74,8 +74,8 @@ pub(crate) mod raw {
     pub(crate) use super::bytes::copy as copy_bytes;
     pub(crate) use super::executor::Holders;
     pub(crate) use super::future::{
-        check_scheduler, decode, encode, is_ready, other_scheduler, release, result, result_size,
-        retain, same_scheduler,
+        check_scheduler, complete_task_result, decode, encode, is_ready, other_scheduler, release,
+        release_last_exclusive, result, result_size, retain, same_scheduler, ExclusiveRelease,
     };
     pub(crate) use super::scheduler::Shared;
     pub(crate) use super::spawn::{host_spawn, RawPolicy};

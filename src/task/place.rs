@@ -324,6 +324,27 @@ impl<'a> Place<'a> {
         self.alive_add(-1, lg2);
     }
 
+    /// `free` for a task of `generation` that nobody references any more, into the worker's
+    /// block cache; `false`, changing nothing, when the place has no worker or the cache's list
+    /// for the block's size is full. No call, unlike `free` (`future::release_last_exclusive`).
+    #[inline(always)]
+    pub(crate) fn free_task_to_cache(&self, task: NonNull<TaskHeader>, generation: u32) -> bool {
+        // SAFETY: nobody references the task any more.
+        let t = unsafe { task.as_ref() };
+        // SAFETY (`retained`): as above, no scan runs.
+        debug_assert_eq!(unsafe { t.retained() }, 0, "a task holds no dependences");
+        let lg2 = t.block_lg2();
+        // SAFETY: the block is unreferenced; the cache does not re-enter the scheduler.
+        let kept = self
+            .worker
+            .is_some_and(|w| unsafe { w.owned().cache.keep_lg2(task, lg2) });
+        if kept {
+            t.mark_freed_as(generation);
+            self.alive_add(-1, lg2);
+        }
+        kept
+    }
+
     /// Drops the holds a freed when_all still has on dependences it had not examined (run out of
     /// line by `free`).
     fn release_dependences(&self, when_all: NonNull<TaskHeader>) {
