@@ -108,6 +108,13 @@ impl<'a> TaskContext<'a> {
         }
     }
 
+    /// Makes this the context of `task`, for a loop that gives each single task it runs the
+    /// same context (`executor::SingleRuns`).
+    #[inline(always)]
+    pub(crate) fn set_task(&mut self, task: NonNull<TaskHeader>) {
+        self.task = task;
+    }
+
     /// Checks that `ctx` is the context of the task function the calling thread runs now, and
     /// only then reads through it.
     ///

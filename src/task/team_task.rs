@@ -153,15 +153,11 @@ impl ExecutionRecord {
         }
     }
 
-    /// The respawn request of a single task's run that ended (its record is done with).
+    /// The respawn request of the run that ended; the record is then ready for a single task's
+    /// next run.
     #[inline(always)]
-    pub(crate) fn into_respawn(self) -> Option<Respawn> {
-        self.respawn.into_inner()
-    }
-
-    /// The respawn request of the run that ended.
     pub(crate) fn take_respawn(&self) -> Option<Respawn> {
-        // SAFETY: the run has ended (the team passed its end barrier).
+        // SAFETY: the run has ended (a team task's members passed its end barrier).
         unsafe { (*self.respawn.get()).take() }
     }
 }
