@@ -137,6 +137,16 @@ impl ExecutionRecord {
         Ok(())
     }
 
+    /// Records a respawn request in a run that has made none (`has_respawn`).
+    ///
+    /// # Safety
+    /// As for `request_respawn`.
+    #[inline(always)]
+    pub(crate) unsafe fn set_respawn(&self, request: Respawn) {
+        debug_assert!(!self.has_respawn());
+        *self.respawn.get() = Some(request);
+    }
+
     /// Takes over a released user reference to `entity` if it is this run's respawn dependence
     /// (see `Respawn`); `true` when taken over.
     ///
