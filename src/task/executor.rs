@@ -779,13 +779,14 @@ impl Worker {
     ) {
         // SAFETY: we hold the task until it is scheduled or completed.
         let t = unsafe { task.as_ref() };
-        // The dependence held since the previous respawn is complete: let it go.
+        // The dependence held since the previous respawn is complete: let it go. The field
+        // keeps it: only the end of the task's next run reads it, and a respawn writes it
+        // anew (below), a completion leaves no next run.
         // SAFETY: the executing thread holds the task.
         let held = unsafe { t.dependence() };
         if let Some(held) = NonNull::new(held) {
             // SAFETY: as above.
             let user = unsafe { t.dependence_is_user() };
-            unsafe { t.set_dependence(std::ptr::null_mut(), false) };
             if user {
                 // The reference the task's release handed over: it is there to be released.
                 let released = place.release_user(held);
