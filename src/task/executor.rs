@@ -757,13 +757,12 @@ impl Worker {
         // SAFETY: the worker's thread; short borrows, none held across the call. Tasks run
         // inside a spawn nest, so the outer context comes back when this call returns.
         let outer = unsafe { std::mem::replace(&mut self.owned().context, address.cast()) };
-        // SAFETY: tasks always have a function (spawn requires one).
-        let function = unsafe { task.as_ref() }.function();
-        if let Some(function) = function {
-            let state = TaskHeader::state_ptr(task).cast::<c_void>();
-            // SAFETY: the function was given for this state; the context outlives the call.
-            unsafe { function(address as *mut c_void, state) };
-        }
+        // SAFETY: a task's header holds the function of the closure it was spawned with
+        // (`spawn`), which has one (`RawClosure::function`); only when_alls have none.
+        let function = unsafe { task.as_ref().function().unwrap_unchecked() };
+        let state = TaskHeader::state_ptr(task).cast::<c_void>();
+        // SAFETY: the function was given for this state; the context outlives the call.
+        unsafe { function(address as *mut c_void, state) };
         // SAFETY: as above.
         unsafe { self.owned().context = outer };
     }
