@@ -107,7 +107,6 @@ use super::statistics::Rooms;
 use super::team_task::{ExecutionRecord, Respawn, TeamState};
 use super::worker::{CurrentWorker, Worker, RECRUIT};
 use crate::exec::Recruit;
-use crate::exec::TeamMember;
 use crate::priority::Priority;
 use std::ffi::c_void;
 use std::ptr::NonNull;
@@ -201,6 +200,33 @@ impl Holders {
     }
 }
 
+/// The context of every single task one loop runs, built once per loop: only its task changes
+/// from run to run (`TaskContext::set_task`), and taking its record's respawn request after a
+/// run leaves the record as new. Built for each run instead, the context and the record cost
+/// one worker 12 instructions more per Fibonacci node and two workers 11 (callgrind, F(22):
+/// 736 -> 724 and 837 -> 826; the loops run 1.5 tasks per node, and `run_ready_tasks` is
+/// entered once per two nodes). The context holds a copy of the loop's place
+/// (`TaskContext::new`): were it `place`, which the task function can reach through the
+/// context, every use of its fields after the call would load them again, and in
+/// `run_ready_tasks` they are constants. (No call receives `place` itself: out-of-line steps
+/// take its fields, `Place::out_of_line`. A worker's place never sets `scheduler_unused`.)
+pub(crate) struct SingleRuns<'a> {
+    context: TaskContext<'a>,
+    record: &'a ExecutionRecord,
+}
+
+impl<'a> SingleRuns<'a> {
+    /// For single tasks that `worker` runs at `place`, with `record`, which no run uses yet.
+    #[inline(always)]
+    fn new(place: &Place<'a>, worker: &'a Worker, record: &'a ExecutionRecord) -> Self {
+        let member = worker.single_team.member(0, 0, 1);
+        SingleRuns {
+            context: TaskContext::new(place, NonNull::dangling(), member, record),
+            record,
+        }
+    }
+}
+
 impl Worker {
     /// Rank 0's part of a wait: its loop, run alone until a second task is ready, when it calls
     /// in the other workers (module comment, "Starting alone").
@@ -228,6 +254,8 @@ impl Worker {
     pub(crate) fn run_loop(&self, shared: &Shared, recruited: bool) {
         let _current = CurrentWorker::enter(shared, self);
         let place = Place::worker(shared, self);
+        let record = ExecutionRecord::new();
+        let mut single = SingleRuns::new(&place, self, &record);
         let team = self.team(shared);
         let team_rank = self.rank % shared.team_size;
         let leader = team_rank == 0;
@@ -246,7 +274,7 @@ impl Worker {
             }
             if let Some(task) = self.find_task(shared, leader, place.access) {
                 self.share_on_request(shared);
-                self.execute(&place, task, Holders::Anyone);
+                self.execute(&place, task, Holders::Anyone, &mut single);
                 continue;
             }
             if self.take_mail() {
@@ -651,44 +679,60 @@ impl Worker {
     }
 
     /// Runs a task this worker took: a single task, or a team task it leads. Inlined into its
-    /// two loops (`run_loop`, `run_ready_tasks`), so that a task's run costs no call and no
-    /// saving of registers of its own: with one worker nearly every task runs in
-    /// `run_ready_tasks`, where this saved 21 instructions per Fibonacci node.
+    /// loops (`run_loop`, `run_ready_tasks`, `run_ahead_for`), so that a task's run costs no call
+    /// and no saving of registers of its own: with one worker nearly every task runs in
+    /// `run_ready_tasks`, where this saved 21 instructions per Fibonacci node. `single` is the
+    /// loop's context for single tasks (`SingleRuns`).
     #[inline(always)]
-    fn execute(&self, place: &Place<'_>, task: NonNull<TaskHeader>, holders: Holders) {
+    fn execute(
+        &self,
+        place: &Place<'_>,
+        task: NonNull<TaskHeader>,
+        holders: Holders,
+        single: &mut SingleRuns<'_>,
+    ) {
         let shared = place.shared;
-        // The task's context holds a copy of the place (`TaskContext::new`): were it `place`,
-        // which the task function can reach through the context, every use of its fields after
-        // the call would load them again, and in `run_ready_tasks` they are constants. (No call
-        // receives `place` itself: out-of-line steps take its fields,
-        // `Place::out_of_line`. A worker's place never sets `scheduler_unused`.)
         // SAFETY: a ready task is alive (incomplete hold) and ours until we complete it.
         let team_task = unsafe { task.as_ref() }.is_team();
-        if team_task && shared.team_size > 1 {
+        if !team_task {
+            single.context.set_task(task);
+            self.run_single(place, task, &single.context, single.record, holders);
+        } else if shared.team_size > 1 {
             // The team's other members must be running (module comment, "Starting alone").
             self.recruit(shared);
             let team = self.team(shared);
             team.post(task);
             let member = team.team.member(0, 0, 1);
-            self.call(place, task, member, &team.record);
+            self.call(task, &TaskContext::new(place, task, member, &team.record));
             member.barrier();
             self.finish(place, task, team.record.take_respawn(), holders);
         } else {
             let record = ExecutionRecord::new();
-            let member = if team_task {
-                self.team(shared).team.member(0, 0, 1)
-            } else {
-                self.single_team.member(0, 0, 1)
-            };
-            // SAFETY: the worker's thread; short borrows. Nested runs (inside a spawn) save and
-            // restore the pointer the same way.
-            let outer = unsafe { std::mem::replace(&mut self.owned().record, &record) };
-            self.call(place, task, member, &record);
-            unsafe { self.owned().record = outer };
-            self.finish(place, task, record.into_respawn(), holders);
+            let member = self.team(shared).team.member(0, 0, 1);
+            let context = TaskContext::new(place, task, member, &record);
+            self.run_single(place, task, &context, &record, holders);
         }
         // SAFETY: the worker's thread; a short borrow.
         unsafe { self.owned().counters.executions += 1 };
+    }
+
+    /// Runs a task alone (a single task, or a team task of a team of one) with `context`, whose
+    /// record is `record`, and finishes it.
+    #[inline(always)]
+    fn run_single(
+        &self,
+        place: &Place<'_>,
+        task: NonNull<TaskHeader>,
+        context: &TaskContext<'_>,
+        record: &ExecutionRecord,
+        holders: Holders,
+    ) {
+        // SAFETY: the worker's thread; short borrows. Nested runs (inside a spawn) save and
+        // restore the pointer the same way.
+        let outer = unsafe { std::mem::replace(&mut self.owned().record, record) };
+        self.call(task, context);
+        unsafe { self.owned().record = outer };
+        self.finish(place, task, record.take_respawn(), holders);
     }
 
     /// A member's part in a team task its leader posted.
@@ -700,33 +744,25 @@ impl Worker {
         team_rank: usize,
     ) {
         let member = team.team.member(team_rank, 0, 1);
-        self.call(place, task, member, &team.record);
+        self.call(task, &TaskContext::new(place, task, member, &team.record));
         // The leader completes the task after this barrier; the task is not touched after it.
         member.barrier();
     }
 
-    /// Calls the task function with a context for `member`. Inlined, so that no call receives
-    /// `place` (the context holds a copy).
+    /// Calls the task function of `task` with `context`, whose task it is. Inlined, so that no
+    /// call receives `place` (the context holds a copy).
     #[inline(always)]
-    fn call(
-        &self,
-        place: &Place<'_>,
-        task: NonNull<TaskHeader>,
-        member: TeamMember<'_>,
-        record: &ExecutionRecord,
-    ) {
-        let ctx = TaskContext::new(place, task, member, record);
-        let address = &ctx as *const TaskContext<'_>;
+    fn call(&self, task: NonNull<TaskHeader>, context: &TaskContext<'_>) {
+        let address = context as *const TaskContext<'_>;
         // SAFETY: the worker's thread; short borrows, none held across the call. Tasks run
         // inside a spawn nest, so the outer context comes back when this call returns.
         let outer = unsafe { std::mem::replace(&mut self.owned().context, address.cast()) };
-        // SAFETY: tasks always have a function (spawn requires one).
-        let function = unsafe { task.as_ref() }.function();
-        if let Some(function) = function {
-            let state = TaskHeader::state_ptr(task).cast::<c_void>();
-            // SAFETY: the function was given for this state; the context outlives the call.
-            unsafe { function(address as *mut c_void, state) };
-        }
+        // SAFETY: a task's header holds the function of the closure it was spawned with
+        // (`spawn`), which has one (`RawClosure::function`); only when_alls have none.
+        let function = unsafe { task.as_ref().function().unwrap_unchecked() };
+        let state = TaskHeader::state_ptr(task).cast::<c_void>();
+        // SAFETY: the function was given for this state; the context outlives the call.
+        unsafe { function(address as *mut c_void, state) };
         // SAFETY: as above.
         unsafe { self.owned().context = outer };
     }
@@ -742,13 +778,14 @@ impl Worker {
     ) {
         // SAFETY: we hold the task until it is scheduled or completed.
         let t = unsafe { task.as_ref() };
-        // The dependence held since the previous respawn is complete: let it go.
+        // The dependence held since the previous respawn is complete: let it go. The field
+        // keeps it: only the end of the task's next run reads it, and a respawn writes it
+        // anew (below), a completion leaves no next run.
         // SAFETY: the executing thread holds the task.
         let held = unsafe { t.dependence() };
         if let Some(held) = NonNull::new(held) {
             // SAFETY: as above.
             let user = unsafe { t.dependence_is_user() };
-            unsafe { t.set_dependence(std::ptr::null_mut(), false) };
             if user {
                 // The reference the task's release handed over: it is there to be released.
                 let released = place.release_user(held);
@@ -805,10 +842,12 @@ impl Worker {
     /// inlined below test neither the access nor the worker.
     #[inline(never)]
     pub(crate) fn run_ready_tasks(&self, shared: &Shared) {
-        let place = &Place::exclusive(shared, self);
         self.nested(|| {
+            let place = &Place::exclusive(shared, self);
+            let record = ExecutionRecord::new();
+            let mut single = SingleRuns::new(place, self, &record);
             while let Some(task) = self.find_task(place.shared, true, place.access) {
-                self.execute(place, task, Holders::Anyone);
+                self.execute(place, task, Holders::Anyone, &mut single);
             }
         });
     }
@@ -852,9 +891,6 @@ impl Worker {
         shared: &Shared,
         elements: &[*mut TaskHeader],
     ) -> bool {
-        // Only with several workers (the caller tests it): a place whose access is a constant,
-        // so that the executions inlined below test it no more than `run_ready_tasks`' do.
-        let place = &Place::shared_worker(shared, self);
         // SAFETY: the caller holds every entity.
         let complete = |e: *mut TaskHeader| e.is_null() || unsafe { (*e).is_complete() };
         // A first run and the run after the element's own respawn each; a task that respawns
@@ -862,6 +898,12 @@ impl Worker {
         // otherwise keep the worker here for ever.
         let mut all_complete = false;
         self.nested(|| {
+            // Only with several workers (the caller tests it): a place whose access is a
+            // constant, so that the executions inlined below test it no more than
+            // `run_ready_tasks`' do.
+            let place = &Place::shared_worker(shared, self);
+            let record = ExecutionRecord::new();
+            let mut single = SingleRuns::new(place, self, &record);
             for _ in 0..2 * elements.len() {
                 let next = {
                     let _bracket = self.bracket(place.access);
@@ -871,7 +913,7 @@ impl Worker {
                 };
                 let Some(task) = next else { break };
                 self.share_on_request(shared);
-                self.execute(place, task, Holders::of(CALLER_ONLY));
+                self.execute(place, task, Holders::of(CALLER_ONLY), &mut single);
                 if elements.iter().all(|&e| complete(e)) {
                     all_complete = true;
                     break;

@@ -141,6 +141,16 @@ impl ExecutionRecord {
         Ok(())
     }
 
+    /// Records a respawn request in a run that has made none (`has_respawn`).
+    ///
+    /// # Safety
+    /// As for `request_respawn`.
+    #[inline(always)]
+    pub(crate) unsafe fn set_respawn(&self, request: Respawn) {
+        debug_assert!(!self.has_respawn());
+        *self.respawn.get() = Some(request);
+    }
+
     /// Takes over a released user reference to `entity` if it is this run's respawn dependence
     /// (see `Respawn`); `true` when taken over.
     ///
@@ -157,15 +167,11 @@ impl ExecutionRecord {
         }
     }
 
-    /// The respawn request of a single task's run that ended (its record is done with).
+    /// The respawn request of the run that ended; the record is then ready for a single task's
+    /// next run.
     #[inline(always)]
-    pub(crate) fn into_respawn(self) -> Option<Respawn> {
-        self.respawn.into_inner()
-    }
-
-    /// The respawn request of the run that ended.
     pub(crate) fn take_respawn(&self) -> Option<Respawn> {
-        // SAFETY: the run has ended (the team passed its end barrier).
+        // SAFETY: the run has ended (a team task's members passed its end barrier).
         unsafe { (*self.respawn.get()).take() }
     }
 }
