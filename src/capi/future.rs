@@ -10,7 +10,7 @@ use super::boundary::{call, call_or, null_argument, Out};
 use super::error::{CError, CResult};
 use super::status::td_status;
 use crate::task::header::TaskHeader;
-use crate::task::raw::{self, ExclusiveRelease};
+use crate::task::raw::{self, FastRelease};
 use crate::task::BadFuture;
 use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
@@ -77,14 +77,14 @@ pub unsafe extern "C" fn td_future_retain(future: *mut td_future) -> td_status {
 /// TD_ERROR_INVALID_ARGUMENT; TD_ERROR_BUSY.
 #[no_mangle]
 pub unsafe extern "C" fn td_future_release(future: *mut td_future) -> td_status {
-    match raw::release_last_exclusive(future.cast()) {
-        ExclusiveRelease::Done => td_status::TD_OK,
+    match raw::release_last(future.cast()) {
+        FastRelease::Done => td_status::TD_OK,
         // Decoded already: with several workers, decoding again cost 14 instructions per
         // release (callgrind, F(22), two workers).
-        ExclusiveRelease::Task(task) => release_task(task),
+        FastRelease::Task(task) => release_task(task),
         // NULL fails the fast path's first test: tested after it, so that the fast path does not.
-        ExclusiveRelease::NotATask if future.is_null() => td_status::TD_OK,
-        ExclusiveRelease::NotATask => release_any(future),
+        FastRelease::NotATask if future.is_null() => td_status::TD_OK,
+        FastRelease::NotATask => release_any(future),
     }
 }
 

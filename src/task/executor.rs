@@ -907,7 +907,7 @@ impl Worker {
             for _ in 0..2 * elements.len() {
                 let next = {
                     let _bracket = self.bracket(place.access);
-                    let shared_may_hold = shared.any_visible();
+                    let shared_may_hold = || shared.any_visible();
                     // SAFETY: the worker's thread, in a bracket where needed; a short borrow.
                     unsafe { self.queues() }.pop_next_if(shared_may_hold, |t| elements.contains(&t))
                 };

@@ -75,7 +75,7 @@ pub(crate) mod raw {
     pub(crate) use super::executor::Holders;
     pub(crate) use super::future::{
         check_scheduler, complete_task_result, decode, encode, is_ready, other_scheduler, release,
-        release_last_exclusive, result, result_size, retain, same_scheduler, ExclusiveRelease,
+        release_last, result, result_size, retain, same_scheduler, FastRelease,
     };
     pub(crate) use super::scheduler::Shared;
     pub(crate) use super::spawn::{host_spawn, RawPolicy};

@@ -326,7 +326,7 @@ impl<'a> Place<'a> {
 
     /// `free` for a task of `generation` that nobody references any more, into the worker's
     /// block cache; `false`, changing nothing, when the place has no worker or the cache's list
-    /// for the block's size is full. No call, unlike `free` (`future::release_last_exclusive`).
+    /// for the block's size is full. No call, unlike `free` (`future::release_last`).
     #[inline(always)]
     pub(crate) fn free_task_to_cache(&self, task: NonNull<TaskHeader>, generation: u32) -> bool {
         // SAFETY: nobody references the task any more.
