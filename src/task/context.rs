@@ -145,6 +145,18 @@ impl<'a> TaskContext<'a> {
         Ok(&*ctx)
     }
 
+    /// `check` without the errors: the context behind `ctx` when it is the running one.
+    ///
+    /// # Safety
+    /// As for `check`.
+    #[inline(always)]
+    pub(crate) unsafe fn running(ctx: *const TaskContext<'a>) -> Option<&'a Self> {
+        if super::worker::running_context() != ctx.cast::<()>() {
+            return None;
+        }
+        Some(&*ctx)
+    }
+
     pub(crate) fn shared(&self) -> &'a Shared {
         self.place.shared
     }
