@@ -310,12 +310,19 @@ impl TaskHeader {
         (unsafe { *self.flags.get() } >> FLAG_BLOCK_LG2_SHIFT) & 0xff
     }
 
-    /// The index of the task's priority (`Priority::index`): the flags hold a valid one (`min`
-    /// only lets the compiler see that it is below 3).
+    /// The index of the task's priority (`Priority::index`): the flags hold a valid one, which
+    /// the compiler is told is below 3 (the queues' bounds), where a `min(2)` took three
+    /// instructions more (callgrind, F(22): run_ready_tasks 149.4 -> 147.9 instructions per node).
     #[inline]
     pub(crate) fn priority_index(&self) -> usize {
         // SAFETY: flags change only on respawn, by the executing thread, which holds the task.
-        ((unsafe { *self.flags.get() } & FLAG_PRIORITY_MASK) as usize).min(2)
+        let p = (unsafe { *self.flags.get() } & FLAG_PRIORITY_MASK) as usize;
+        if p >= 3 {
+            // SAFETY: only the headers' initialisations and `set_priority` write these bits,
+            // all from `Priority::index`, which is below 3.
+            unsafe { std::hint::unreachable_unchecked() }
+        }
+        p
     }
 
     /// # Safety
