@@ -22,12 +22,20 @@ pub(crate) fn call_or<T>(
 ) -> Result<T, td_status> {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(e)) => {
-            set_last_error(function, e.status, &e.message);
-            Err(e.status)
-        }
+        Ok(Err(e)) => Err(report_error(function, e)),
         Err(payload) => Err(report_panic(function, payload)),
     }
+}
+
+/// Records a failure as the thread's last error and returns its status. Out of line and taking
+/// the error by value (its drop included), so that an entry point's common path keeps no
+/// register for the error path (callgrind, F(22): td_task_respawn_when_all_private
+/// 80.0 -> 79.5 instructions per node).
+#[cold]
+#[inline(never)]
+fn report_error(function: &'static str, e: CError) -> td_status {
+    set_last_error(function, e.status, &e.message);
+    e.status
 }
 
 #[cold]

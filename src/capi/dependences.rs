@@ -64,7 +64,10 @@ pub(super) fn with_decoded<R>(
     f: impl FnOnce(&[*mut TaskHeader]) -> crate::error::Result<R>,
 ) -> CResult<R> {
     let mut buffer = [std::mem::MaybeUninit::<*mut TaskHeader>::uninit(); STACK_DEPENDENCES];
-    let heap: Vec<*mut TaskHeader>;
+    // Empty (no allocation) unless the elements need it: a vector that is always there drops
+    // with one test of its capacity, where one declared in the branch needs a drop flag too
+    // (callgrind, F(22): td_task_respawn_when_all_private 81.0 -> 79.5 instructions per node).
+    let mut heap: Vec<*mut TaskHeader> = Vec::new();
     let deps: &[*mut TaskHeader] = if n <= STACK_DEPENDENCES {
         for (i, slot) in buffer.iter_mut().take(n).enumerate() {
             slot.write(decode(i)?);
@@ -72,7 +75,10 @@ pub(super) fn with_decoded<R>(
         // SAFETY: the first `n` elements were written just above.
         unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast(), n) }
     } else {
-        heap = (0..n).map(decode).collect::<CResult<Vec<_>>>()?;
+        heap.reserve_exact(n);
+        for i in 0..n {
+            heap.push(decode(i)?);
+        }
         &heap
     };
     Ok(f(deps)?)

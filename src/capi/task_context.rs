@@ -215,13 +215,34 @@ unsafe fn respawn_when_all<const CALLER_ONLY: bool>(
 /// Ownership: the bytes belong to the task. Thread safety: the thread running the task.
 #[no_mangle]
 pub unsafe extern "C" fn td_task_result(ctx: *mut td_task_ctx) -> *mut c_void {
+    // The running task's own context takes a path without the panic boundary, which calls
+    // nothing that could panic: no frame to set up (callgrind, F(22): td_task_result
+    // 17.0 -> 14.0 instructions per node). Anything else gets the checks and their errors.
+    if !ctx.is_null() {
+        if let Some(c) = TaskContext::running(ctx as *const TaskContext<'_>) {
+            return task_result(c);
+        }
+    }
+    task_result_refused(ctx)
+}
+
+/// The result bytes of the running task's context `c`, or NULL when it has none.
+#[inline(always)]
+fn task_result(c: &TaskContext<'_>) -> *mut c_void {
+    if c.result_size() == 0 {
+        std::ptr::null_mut()
+    } else {
+        c.result_ptr().cast()
+    }
+}
+
+/// `td_task_result` for a `ctx` that is not the running task's: the error it reports. The C
+/// calling convention lets the entry point jump here.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn task_result_refused(ctx: *mut td_task_ctx) -> *mut c_void {
     call_or("td_task_result", || {
-        let c = context(ctx, "td_task_result")?;
-        Ok(if c.result_size() == 0 {
-            std::ptr::null_mut()
-        } else {
-            c.result_ptr().cast()
-        })
+        Ok(task_result(context(ctx, "td_task_result")?))
     })
     .unwrap_or(std::ptr::null_mut())
 }

@@ -221,13 +221,33 @@ impl<'a> Place<'a> {
     /// entity; `what` names the operation for messages.
     #[inline(always)]
     pub(crate) fn allocate(&self, bytes: usize, block_lg2: u32, what: &str) -> Result<NonNull<u8>> {
-        if let Some(w) = self.worker {
-            // SAFETY: the worker's thread; the cache does not re-enter the scheduler.
-            if let Some(block) = unsafe { w.owned().cache.take_lg2(block_lg2) } {
-                self.alive_add(1, block_lg2);
-                return Ok(block);
-            }
+        match self.take_cached(block_lg2) {
+            Some(block) => Ok(block),
+            None => self.allocate_uncached(bytes, block_lg2, what),
         }
+    }
+
+    /// The cached part of `allocate`: a block of `2^block_lg2` bytes from the worker's cache,
+    /// counted, or `None`. Callers that apply `?` to `allocate_uncached` alone keep the cache
+    /// hit free of a test of the merged result (callgrind, F(22): td_task_spawn
+    /// 203.5 -> 200.5 instructions per node).
+    #[inline(always)]
+    pub(crate) fn take_cached(&self, block_lg2: u32) -> Option<NonNull<u8>> {
+        let w = self.worker?;
+        // SAFETY: the worker's thread; the cache does not re-enter the scheduler.
+        let block = unsafe { w.owned().cache.take_lg2(block_lg2) }?;
+        self.alive_add(1, block_lg2);
+        Some(block)
+    }
+
+    /// `allocate` once `take_cached` has found nothing.
+    #[inline(always)]
+    pub(crate) fn allocate_uncached(
+        &self,
+        bytes: usize,
+        block_lg2: u32,
+        what: &str,
+    ) -> Result<NonNull<u8>> {
         self.detached().allocate_from_pool(bytes, block_lg2, what)
     }
 

@@ -150,7 +150,10 @@ unsafe fn spawn_at<E: From<Error>>(
         return Err(too_large(shared, closure.state_size, closure.result_size, what).into());
     }
     let block_lg2 = place.block_lg2(bytes);
-    let block = place.allocate(bytes, block_lg2, what)?;
+    let block = match place.take_cached(block_lg2) {
+        Some(block) => block,
+        None => place.allocate_uncached(bytes, block_lg2, what)?,
+    };
     let init = HeaderInit {
         kind: Kind::Task,
         generation: place.next_generation(),
