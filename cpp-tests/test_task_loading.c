@@ -47,6 +47,9 @@ typedef struct fib_state {
     td_future *child[2];
 } fib_state;
 
+#define ROOT_N 20
+
+/* The root task's context, kept past its run (only the root writes it: its runs are ordered). */
 static td_task_ctx *kept_ctx;
 
 static void fib_destroy(void *state) {
@@ -58,7 +61,7 @@ static void fib_destroy(void *state) {
 static void fib(td_task_ctx *ctx, void *state) {
     fib_state *s = (fib_state *)state;
     long *result = (long *)CALL(td_task_result)(ctx);
-    kept_ctx = ctx;
+    if (s->n == ROOT_N) kept_ctx = ctx;
     if (s->n < 2) {
         *result = s->n;
     } else if (s->child[0]) {
@@ -91,7 +94,7 @@ int main(void) {
     td_scheduler_args args = TD_SCHEDULER_ARGS_INIT;
     td_task_policy policy = TD_TASK_POLICY_INIT;
     td_task_closure closure = TD_TASK_CLOSURE_INIT;
-    fib_state root = {20, {NULL, NULL}};
+    fib_state root = {ROOT_N, {NULL, NULL}};
     td_pool *pool = NULL;
     td_scheduler *sched = NULL;
     td_future *f;
