@@ -75,6 +75,16 @@ fn stale_context(what: &str) -> Error {
     ))
 }
 
+/// Why a context that is not the running one is refused: this thread runs no task, or another.
+#[cold]
+fn refused_context(what: &str) -> Error {
+    if super::worker::running_context().is_null() {
+        stale_context(what)
+    } else {
+        foreign_context(what)
+    }
+}
+
 #[cold]
 fn own_future(what: &str) -> Error {
     Error::invalid_argument(format!(
@@ -134,15 +144,7 @@ impl<'a> TaskContext<'a> {
     /// before it is dereferenced.
     #[inline(always)]
     pub(crate) unsafe fn check(ctx: *const TaskContext<'a>, what: &str) -> Result<&'a Self> {
-        let running = super::worker::running_context();
-        if running != ctx.cast::<()>() {
-            return Err(if running.is_null() {
-                stale_context(what)
-            } else {
-                foreign_context(what)
-            });
-        }
-        Ok(&*ctx)
+        Self::running(ctx).ok_or_else(|| refused_context(what))
     }
 
     /// `check` without the errors: the context behind `ctx` when it is the running one.
