@@ -915,10 +915,16 @@ impl Worker {
         shared: &Shared,
         elements: &[*mut TaskHeader],
     ) -> bool {
-        // SAFETY: the caller holds every entity.
-        let complete = |e: *mut TaskHeader| e.is_null() || unsafe { (*e).is_complete() };
         let mut all_complete = false;
         self.nested(|| {
+            // Each completion here is that of another element (a task completes once, and the
+            // caller's hold keeps an element's block from serving another task), so once as
+            // many have completed here as `elements` has entries, all have. Else (a null entry,
+            // an element given twice, one that another worker completed) the caller looks.
+            // A look at every element after each completion here cost 21 instructions per
+            // Fibonacci node more (callgrind, F(22), two workers: 173.0 -> 151.9 in this
+            // function), a count of the incomplete ones at the start 18.6.
+            let mut not_completed_here = elements.len();
             // Only with several workers (the caller tests it): a place whose access is a
             // constant, so that the executions inlined below test it no more than
             // `run_ready_tasks`' do.
@@ -946,9 +952,12 @@ impl Worker {
                 // cost 41 instructions per Fibonacci node more (callgrind, F(22), two
                 // workers: 214.3 -> 173.0 in this function).
                 let ended = self.execute(place, task, Holders::of(CALLER_ONLY), &mut single, true);
-                if ended == Ended::Completed && elements.iter().all(|&e| complete(e)) {
-                    all_complete = true;
-                    return;
+                if ended == Ended::Completed {
+                    not_completed_here -= 1;
+                    if not_completed_here == 0 {
+                        all_complete = true;
+                        return;
+                    }
                 }
                 runs_left -= 1;
                 if runs_left == 0 {
