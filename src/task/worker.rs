@@ -183,10 +183,11 @@ impl Worker {
 
     /// A bracket around the owner's use of its queues when other workers run (`Access::Shared`),
     /// in which no rescuer touches them (`queue_guard.rs`); none with one worker. The worker's
-    /// thread only.
+    /// thread only, outside every other bracket: these brackets hold a few loads and stores of
+    /// the queues and never nest (`QueueGuard::enter_outermost`).
     #[inline(always)]
     pub(crate) fn bracket(&self, access: Access) -> Option<Bracket<'_>> {
-        (access == Access::Shared).then(|| self.guard.enter())
+        (access == Access::Shared).then(|| self.guard.enter_outermost())
     }
 
     /// Pushes a ready task of priority index `p` onto the private queues. The worker's thread.
