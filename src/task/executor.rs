@@ -1045,11 +1045,17 @@ impl Worker {
             let record = ExecutionRecord::new();
             let mut single = SingleRuns::new(place, self, &record);
             let entered = self.enter_runs(&single);
+            // Two elements, a task's two children, are the usual case: compared without a
+            // loop (callgrind, F(22), two workers: 133.0 -> 130.5 instructions per node here).
+            let element = |t: *mut TaskHeader| match *elements {
+                [a, b] => t == a || t == b,
+                _ => elements.contains(&t),
+            };
             let next = || {
                 let _bracket = self.bracket(place.access);
                 let shared_may_hold = || shared.any_visible();
                 // SAFETY: the worker's thread, in a bracket where needed; a short borrow.
-                unsafe { self.queues() }.pop_next_if(shared_may_hold, |t| elements.contains(&t))
+                unsafe { self.queues() }.pop_next_if(shared_may_hold, element)
             };
             // A first run and the run after the element's own respawn each; a task that
             // respawns itself until the caller's code after the call lets it complete (a
