@@ -75,14 +75,20 @@ impl<'a> Place<'a> {
         access: Access,
         f: F,
     ) -> bool {
-        let place = Place {
+        let place = Place::at(shared, worker, access);
+        f(&place);
+        place.scheduler_unused()
+    }
+
+    /// A place with these fields, for the out-of-line calls above and `spawn`'s.
+    #[inline(always)]
+    pub(crate) fn at(shared: &'a Shared, worker: Option<&'a Worker>, access: Access) -> Place<'a> {
+        Place {
             shared,
             worker,
             access,
             scheduler_unused: Cell::new(false),
-        };
-        f(&place);
-        place.scheduler_unused()
+        }
     }
 
     /// The calling worker, during a wait with several workers (`Access::Shared`): a place whose
