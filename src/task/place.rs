@@ -159,8 +159,8 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// lg2 of the size of the pool block that serves a request of `bytes` (`0 < bytes`, at most
-    /// the largest block, 000 §2.5.3).
+    /// lg2 of the size of the pool block that serves a request of `bytes` (at least a header's,
+    /// at most the largest block, 000 §2.5.3).
     #[inline(always)]
     pub(crate) fn block_lg2(&self, bytes: usize) -> u32 {
         block_lg2(bytes, self.shared.min_block_mask)
