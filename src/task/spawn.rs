@@ -235,7 +235,7 @@ unsafe fn spawn_task_at<E: From<Error>>(
     let block_lg2 = place.block_lg2(bytes);
     let block = match place.take_cached(block_lg2) {
         Some(block) => block,
-        None => place.allocate_uncached(bytes, block_lg2, what)?,
+        None => place.allocate_uncached(bytes, what)?,
     };
     let init = HeaderInit {
         kind: Kind::Task,
@@ -268,6 +268,13 @@ unsafe fn spawn_task_at<E: From<Error>>(
     }
     place.count(Count::Spawned);
     place.schedule_task(task, dependence, priority, team);
+    // The block is counted live last: a flush of the counts (a call) then finds only the task in
+    // registers, where right after the allocation it found all that the spawn still needed
+    // (callgrind, F(22): td_task_spawn 195 -> 192 instructions per node with two workers).
+    // Nothing in between allocates or frees a block (the state's `init` copies a state), so
+    // the peaks are as exact as before; from the host, the caller holds the scheduler or the
+    // dependence, whose count keeps the live count above zero meanwhile.
+    place.count_allocated(block_lg2);
     Ok(task)
 }
 
