@@ -10,7 +10,6 @@
 use super::block_cache::{block_lg2, return_to_pool};
 use super::header::{Access, Kind, TaskHeader, USER_REF};
 use super::scheduler::{ForeignGuard, Shared, ANY_READY};
-use super::statistics::ALIVE_FLUSH;
 use super::wait_queue;
 use super::worker::Worker;
 use crate::error::{Error, ErrorKind, Result};
@@ -196,12 +195,8 @@ impl<'a> Place<'a> {
             (Some(w), Access::Shared) => {
                 // SAFETY: the worker's thread.
                 let owned = unsafe { w.owned() };
-                owned.alive_delta += sign;
                 owned.bytes_delta += bytes;
-                // The delta moves in the direction of `sign` (a constant where this is inlined),
-                // so only that side of the threshold needs a test.
-                if owned.alive_delta * sign >= ALIVE_FLUSH {
-                    let d = std::mem::take(&mut owned.alive_delta);
+                if let Some(d) = owned.alive_delta.add(sign) {
                     let b = std::mem::take(&mut owned.bytes_delta);
                     shared.flush_alive(d, b);
                 }
