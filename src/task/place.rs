@@ -197,8 +197,7 @@ impl<'a> Place<'a> {
                 let owned = unsafe { w.owned() };
                 owned.bytes_delta += bytes;
                 if let Some(d) = owned.alive_delta.add(sign) {
-                    let b = std::mem::take(&mut owned.bytes_delta);
-                    shared.flush_alive(d, b);
+                    shared.flush_alive_taking(d, &mut owned.bytes_delta);
                 }
             }
             (None, _) => {

@@ -112,6 +112,17 @@ impl Shared {
         }
     }
 
+    /// `flush_alive` of a worker's delta and of its bytes' delta, which it takes. Out of line
+    /// and given the bytes' delta by reference, so that the count's common path adds to it in
+    /// memory, where reading it here after the addition kept the sum in a register for a store
+    /// of its own (callgrind, F(22), two workers: td_future_release 52 -> 51, run_ahead_for
+    /// 214.3 -> 212.8 instructions per node).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn flush_alive_taking(&self, delta: AliveDelta, bytes_delta: &mut i64) {
+        self.flush_alive(delta, std::mem::take(bytes_delta));
+    }
+
     /// Writes the live counts back from the rooms when the wait ends.
     pub(crate) fn end_rooms(&self, rooms: Rooms) {
         // Relaxed: the end of the wait orders these writes before any later reader.
