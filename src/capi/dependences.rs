@@ -10,7 +10,7 @@ use crate::task::raw::{self, Shared};
 use std::ffi::c_int;
 
 /// Dependences up to this count are decoded on the stack.
-const STACK_DEPENDENCES: usize = 8;
+pub(super) const STACK_DEPENDENCES: usize = 8;
 
 pub(super) fn count_arg(count: c_int) -> CResult<usize> {
     usize::try_from(count).map_err(|_| {

@@ -7,7 +7,7 @@
 //! that runs another task (a context of another thread, or of an earlier call).
 
 use super::boundary::{call, call_or, null_argument};
-use super::dependences::{count_arg, dependence, with_decoded};
+use super::dependences::{count_arg, dependence, with_decoded, STACK_DEPENDENCES};
 use super::error::CResult;
 use super::future::{future_arg, future_or_null, td_future};
 use super::priority::{priority_arg, td_priority};
@@ -15,10 +15,12 @@ use super::scheduler::{scheduler_arg, td_scheduler};
 use super::status::td_status;
 use super::task_closure::{closure_arg, policy_arg, td_task_closure, td_task_ctx, td_task_policy};
 use super::team::{td_team, team_ptr};
+use crate::priority::Priority;
 use crate::task::header::TaskHeader;
 use crate::task::raw::{self, RawPolicy};
 use crate::task::TaskContext;
 use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
 
 /// The running task's context behind `ctx`, checked.
 ///
@@ -194,6 +196,47 @@ unsafe fn respawn_when_all<const CALLER_ONLY: bool>(
     if n > 0 && futures.is_null() {
         return Err(null_argument("futures"));
     }
+    let holders = raw::Holders::of(CALLER_ONLY);
+    if n > STACK_DEPENDENCES {
+        return respawn_when_all_checked(c, futures, n, priority, holders, what);
+    }
+    // The usual call: live futures of the scheduler, none NULL or the task's own, decoded on the
+    // stack and each noted as it is decoded (`TaskContext::pending`), in one pass. Anything
+    // else takes the general path, which decodes the elements again and reports what it finds
+    // in order (nothing has changed before), so that this pass builds no error and keeps no
+    // flag: with them here, the compiler kept the notes on the stack (callgrind, F(22):
+    // td_task_respawn_when_all_private 84 -> 76.5 instructions per node with two workers,
+    // 79 -> 70 with one; without them 63 and 57.5).
+    let shared = c.shared();
+    let mut pending = c.pending();
+    let mut buffer = [MaybeUninit::<*mut TaskHeader>::uninit(); STACK_DEPENDENCES];
+    for (i, slot) in buffer.iter_mut().take(n).enumerate() {
+        match raw::decode((*futures.add(i)).cast()).ok() {
+            Some(d) if raw::same_scheduler(d, shared) && pending.note(d) => {
+                slot.write(d.as_ptr());
+            }
+            _ => return respawn_when_all_checked(c, futures, n, priority, holders, what),
+        }
+    }
+    // SAFETY: the first `n` elements were written just above.
+    let deps = std::slice::from_raw_parts(buffer.as_ptr().cast(), n);
+    Ok(c.respawn_when_all_noted(deps, pending, priority, holders, what)?)
+}
+
+/// `respawn_when_all` past its checks of `ctx` and the arguments, for any elements: each one
+/// checked, in order, with its error.
+///
+/// # Safety
+/// As for `td_task_respawn_when_all`; `futures` holds `n` elements.
+#[inline(never)]
+unsafe fn respawn_when_all_checked(
+    c: &TaskContext<'_>,
+    futures: *const *mut td_future,
+    n: usize,
+    priority: Priority,
+    holders: raw::Holders,
+    what: &str,
+) -> CResult<()> {
     let shared = c.shared();
     let decode = |i: usize| -> CResult<*mut TaskHeader> {
         let f = *futures.add(i);
@@ -204,7 +247,7 @@ unsafe fn respawn_when_all<const CALLER_ONLY: bool>(
         }
     };
     with_decoded(n, decode, |deps| {
-        c.respawn_when_all_raw(deps, priority, raw::Holders::of(CALLER_ONLY), what)
+        c.respawn_when_all_raw(deps, priority, holders, what)
     })
 }
 
