@@ -7,7 +7,7 @@
 //! that runs another task (a context of another thread, or of an earlier call).
 
 use super::boundary::{call, call_or, null_argument};
-use super::dependences::{count_arg, dependence, with_decoded, STACK_DEPENDENCES};
+use super::dependences::{count_arg, dependence, null_futures, with_decoded, STACK_DEPENDENCES};
 use super::error::CResult;
 use super::future::{future_arg, future_or_null, td_future};
 use super::priority::{priority_arg, td_priority};
@@ -193,8 +193,8 @@ unsafe fn respawn_when_all<const CALLER_ONLY: bool>(
     let c = context(ctx, what)?;
     let priority = priority_arg(priority, "priority")?;
     let n = count_arg(count)?;
-    if n > 0 && futures.is_null() {
-        return Err(null_argument("futures"));
+    if futures.is_null() {
+        null_futures(n)?;
     }
     let holders = raw::Holders::of(CALLER_ONLY);
     if n > STACK_DEPENDENCES {
