@@ -197,16 +197,20 @@ unsafe fn respawn_when_all<const CALLER_ONLY: bool>(
         null_futures(n)?;
     }
     let holders = raw::Holders::of(CALLER_ONLY);
-    if n > STACK_DEPENDENCES {
+    // A team task takes the general path too (its member claims the right to respawn), so that
+    // the single task's path tests neither a claim nor, after the elements' Acquire loads, the
+    // team size again (callgrind, F(22): td_task_respawn_when_all_private 60 -> 58.5
+    // instructions per node with two workers, 54.5 -> 54.0 with one).
+    if n > STACK_DEPENDENCES || !c.is_single() {
         return respawn_when_all_checked(c, futures, n, priority, holders, what);
     }
-    // The usual call: live futures of the scheduler, none NULL or the task's own, decoded on the
-    // stack and each noted as it is decoded (`TaskContext::pending`), in one pass. Anything
-    // else takes the general path, which decodes the elements again and reports what it finds
-    // in order (nothing has changed before), so that this pass builds no error and keeps no
-    // flag: with them here, the compiler kept the notes on the stack (callgrind, F(22):
-    // td_task_respawn_when_all_private 84 -> 76.5 instructions per node with two workers,
-    // 79 -> 70 with one; without them 63 and 57.5).
+    // The usual call: a single task, live futures of the scheduler, none NULL or the task's
+    // own, decoded on the stack and each noted as it is decoded (`TaskContext::pending`), in
+    // one pass. Anything else takes the general path, which decodes the elements again and
+    // reports what it finds in order (nothing has changed before), so that this pass builds no
+    // error and keeps no flag: with them here, the compiler kept the notes on the stack
+    // (callgrind, F(22): td_task_respawn_when_all_private 84 -> 76.5 instructions per node
+    // with two workers, 79 -> 70 with one; without them 63 and 57.5).
     let shared = c.shared();
     let mut pending = c.pending();
     let mut buffer = [MaybeUninit::<*mut TaskHeader>::uninit(); STACK_DEPENDENCES];
@@ -220,7 +224,7 @@ unsafe fn respawn_when_all<const CALLER_ONLY: bool>(
     }
     // SAFETY: the first `n` elements were written just above.
     let deps = std::slice::from_raw_parts(buffer.as_ptr().cast(), n);
-    Ok(c.respawn_when_all_noted(deps, pending, priority, holders, what)?)
+    Ok(c.respawn_single_when_all(deps, pending, priority, holders, what)?)
 }
 
 /// `respawn_when_all` past its checks of `ctx` and the arguments, for any elements: each one

@@ -409,6 +409,13 @@ impl<'a> TaskContext<'a> {
         self.respawn_when_all_raw(&deps, priority, holders, what)
     }
 
+    /// Whether the task is a single task (a team of one), which needs no claim to spawn or
+    /// respawn.
+    #[inline(always)]
+    pub(crate) fn is_single(&self) -> bool {
+        self.team_size == 1
+    }
+
     /// Nothing noted yet, for the dependences of a respawn of this task
     /// (`respawn_when_all_raw`).
     #[inline(always)]
@@ -441,14 +448,18 @@ impl<'a> TaskContext<'a> {
         holders: Holders,
         what: &str,
     ) -> Result<()> {
+        let taken = self.claim(what)?;
         let pending = Pending::of(deps, self.task);
-        self.respawn_when_all_noted(deps, pending, priority, holders, what)
+        let single = self.is_single();
+        let requested =
+            self.respawn_when_all_claimed(deps, pending, priority, holders, single, what);
+        self.record.give_back(taken, requested)
     }
 
-    /// `respawn_when_all_raw` with `pending`, the notes of every non-null entity of `deps`
-    /// (`Pending::note`).
+    /// `respawn_when_all_raw` for a single task (`is_single`: no claim to take), with
+    /// `pending`, the notes of every non-null entity of `deps` (`Pending::note`).
     #[inline(always)]
-    pub(crate) fn respawn_when_all_noted(
+    pub(crate) fn respawn_single_when_all(
         &self,
         deps: &[*mut TaskHeader],
         pending: Pending,
@@ -456,12 +467,13 @@ impl<'a> TaskContext<'a> {
         holders: Holders,
         what: &str,
     ) -> Result<()> {
-        let taken = self.claim(what)?;
-        let requested = self.respawn_when_all_claimed(deps, pending, priority, holders, what);
-        self.record.give_back(taken, requested)
+        debug_assert!(self.is_single());
+        self.respawn_when_all_claimed(deps, pending, priority, holders, true, what)
     }
 
-    /// `respawn_when_all_raw` once the claim is ours (or this is a single task).
+    /// `respawn_when_all_raw` once the claim is ours (or this is a single task: `single`, which
+    /// the caller knows: read here, after the elements' Acquire loads, the team size was loaded
+    /// again).
     #[inline(always)]
     fn respawn_when_all_claimed(
         &self,
@@ -469,6 +481,7 @@ impl<'a> TaskContext<'a> {
         pending: Pending,
         priority: Priority,
         holders: Holders,
+        single: bool,
         what: &str,
     ) -> Result<()> {
         // SAFETY: the claim is ours.
@@ -481,10 +494,10 @@ impl<'a> TaskContext<'a> {
         }
         let (mut incomplete, mut several) = (pending.last, pending.count > 1);
         // The access first: with one worker the rest need not be looked at.
-        if let (Access::Shared, Some(_), 1, true, Some(w)) = (
+        if let (Access::Shared, Some(_), true, true, Some(w)) = (
             self.place.access,
             incomplete,
-            self.team_size,
+            single,
             deps.len() <= RUN_AHEAD_ELEMENTS,
             self.place.worker,
         ) {
