@@ -295,9 +295,23 @@ impl<'a> TaskContext<'a> {
         // tests no `taken` flag once it has spawned (callgrind, F(22): td_task_spawn
         // 205.5 -> 203.5 instructions per node).
         if self.team_size == 1 {
-            return super::spawn::spawn(&self.place, args, what);
+            return self.spawn_single_with(args, what);
         }
         self.spawn_in_team(args, what)
+    }
+
+    /// `spawn_raw_with` for a single task (`is_single`), which needs no claim.
+    ///
+    /// # Safety
+    /// As for `spawn_raw_with`.
+    #[inline(always)]
+    pub(crate) unsafe fn spawn_single_with<E: From<Error>>(
+        &self,
+        args: impl FnOnce() -> std::result::Result<(RawPolicy, RawClosure), E>,
+        what: &str,
+    ) -> std::result::Result<NonNull<TaskHeader>, E> {
+        debug_assert!(self.is_single());
+        super::spawn::spawn(&self.place, args, what)
     }
 
     /// `spawn_raw_with` in a team of more than one: out of line, so that the single tasks'
