@@ -2,6 +2,7 @@
 //! the count, each element checked to be a live future of the scheduler, and the decoded
 //! entities in a buffer that stays on the stack for the usual few.
 
+use super::boundary::null_argument;
 use super::error::{CError, CResult};
 use super::future::{bad_future, td_future};
 use super::status::td_status;
@@ -10,14 +11,37 @@ use crate::task::raw::{self, Shared};
 use std::ffi::c_int;
 
 /// Dependences up to this count are decoded on the stack.
-const STACK_DEPENDENCES: usize = 8;
+pub(super) const STACK_DEPENDENCES: usize = 8;
 
+/// `count` as a number of elements. The error is built out of line from the value, so that
+/// the count stays in its register (a closure that built it took its address: a store on the
+/// common path; see `null_futures` for the figures).
+#[inline(always)]
 pub(super) fn count_arg(count: c_int) -> CResult<usize> {
-    usize::try_from(count).map_err(|_| {
-        CError::invalid(format!(
-            "argument `count` is {count}; a when_all needs a count >= 0"
-        ))
-    })
+    match usize::try_from(count) {
+        Ok(n) => Ok(n),
+        Err(_) => Err(negative_count(count)),
+    }
+}
+
+/// The check of a NULL `futures` with `n` elements: an error unless there are none. Out of
+/// line, so that the common case tests the pointer alone, not a combination of both tests
+/// (callgrind, F(22): td_task_respawn_when_all_private 63 -> 60 instructions per node with two
+/// workers, 57.5 -> 54.5 with one, with `count_arg`'s error out of line).
+#[cold]
+#[inline(never)]
+pub(super) fn null_futures(n: usize) -> CResult<()> {
+    if n > 0 {
+        return Err(null_argument("futures"));
+    }
+    Ok(())
+}
+
+#[cold]
+fn negative_count(count: c_int) -> CError {
+    CError::invalid(format!(
+        "argument `count` is {count}; a when_all needs a count >= 0"
+    ))
 }
 
 /// A when_all element, checked to be a future of `shared`.

@@ -26,32 +26,63 @@ use std::ptr::NonNull;
 /// many elements: each step looks for the next task among them, and checks them all.
 const RUN_AHEAD_ELEMENTS: usize = 8;
 
-/// The last incomplete entity of `deps` (null entries skipped), and whether another one is
-/// incomplete too; `Err` when an entry is `own` (the calling task's). The caller holds every
-/// non-null entity of `deps`. One pass for both, counting the incomplete ones (a second pass
-/// for `own` and a flag for a second incomplete entity cost more): with the access tested first
-/// and the request stored without a second test (`respawn_when_all_claimed`), a call of
-/// `td_task_respawn_when_all_private` with two elements took 197 -> 170 instructions
-/// (callgrind, F(22), one worker).
-#[inline(always)]
-fn last_incomplete(
-    deps: &[*mut TaskHeader],
+/// The incomplete entities among a respawn's dependences, noted while the caller checks each
+/// one (`note`): the last one, how many, and whether one is the calling task's own (only an
+/// incomplete one can be). Counted, not flagged: a flag for a second incomplete entity cost
+/// more (with the access tested first and the request stored without a second test,
+/// `respawn_when_all_claimed`, a call of `td_task_respawn_when_all_private` with two elements
+/// took 197 -> 170 instructions; callgrind, F(22), one worker). The C entry points note each
+/// element in the pass that decodes it (`capi::task_context::respawn_when_all`, with the
+/// figures), so that no second pass reads the elements again: that loop took 15 instructions
+/// per element and 8 to start.
+#[derive(Clone, Copy)]
+pub(crate) struct Pending {
     own: NonNull<TaskHeader>,
-) -> std::result::Result<(Option<NonNull<TaskHeader>>, bool), ()> {
-    let mut incomplete = None;
-    let mut count = 0u32;
-    for &d in deps {
-        let Some(d) = NonNull::new(d) else { continue };
-        if d == own {
-            return Err(());
-        }
-        // SAFETY: the caller holds every entity during this call.
-        if !unsafe { d.as_ref() }.is_complete() {
-            count += 1;
-            incomplete = Some(d);
+    last: Option<NonNull<TaskHeader>>,
+    count: u32,
+    has_own: bool,
+}
+
+impl Pending {
+    /// Nothing noted yet, for dependences of the task `own`.
+    #[inline(always)]
+    fn new(own: NonNull<TaskHeader>) -> Pending {
+        Pending {
+            own,
+            last: None,
+            count: 0,
+            has_own: false,
         }
     }
-    Ok((incomplete, count > 1))
+
+    /// Notes the dependence `d`, which the caller holds; `false`, noting nothing, when it is
+    /// the task's own.
+    #[inline(always)]
+    pub(crate) fn note(&mut self, d: NonNull<TaskHeader>) -> bool {
+        // SAFETY: the caller holds `d`.
+        if !unsafe { d.as_ref() }.is_complete() {
+            // The running task is incomplete until its run ends, so only an incomplete entity
+            // can be its own.
+            if d == self.own {
+                return false;
+            }
+            self.count += 1;
+            self.last = Some(d);
+        }
+        true
+    }
+
+    /// The notes of every non-null entity of `deps`, which the caller holds.
+    #[inline(always)]
+    fn of(deps: &[*mut TaskHeader], own: NonNull<TaskHeader>) -> Pending {
+        let mut pending = Pending::new(own);
+        for &d in deps {
+            if let Some(d) = NonNull::new(d) {
+                pending.has_own |= !pending.note(d);
+            }
+        }
+        pending
+    }
 }
 
 /// What a running task sees: its team member, its result, and spawn/respawn/when_all.
@@ -268,9 +299,23 @@ impl<'a> TaskContext<'a> {
         // tests no `taken` flag once it has spawned (callgrind, F(22): td_task_spawn
         // 205.5 -> 203.5 instructions per node).
         if self.team_size == 1 {
-            return super::spawn::spawn(&self.place, args, what);
+            return self.spawn_single_with(args, what);
         }
         self.spawn_in_team(args, what)
+    }
+
+    /// `spawn_raw_with` for a single task (`is_single`), which needs no claim.
+    ///
+    /// # Safety
+    /// As for `spawn_raw_with`.
+    #[inline(always)]
+    pub(crate) unsafe fn spawn_single_with<E: From<Error>>(
+        &self,
+        args: impl FnOnce() -> std::result::Result<(RawPolicy, RawClosure), E>,
+        what: &str,
+    ) -> std::result::Result<NonNull<TaskHeader>, E> {
+        debug_assert!(self.is_single());
+        super::spawn::spawn(&self.place, args, what)
     }
 
     /// `spawn_raw_with` in a team of more than one: out of line, so that the single tasks'
@@ -382,6 +427,20 @@ impl<'a> TaskContext<'a> {
         self.respawn_when_all_raw(&deps, priority, holders, what)
     }
 
+    /// Whether the task is a single task (a team of one), which needs no claim to spawn or
+    /// respawn.
+    #[inline(always)]
+    pub(crate) fn is_single(&self) -> bool {
+        self.team_size == 1
+    }
+
+    /// Nothing noted yet, for the dependences of a respawn of this task
+    /// (`respawn_when_all_raw`).
+    #[inline(always)]
+    pub(crate) fn pending(&self) -> Pending {
+        Pending::new(self.task)
+    }
+
     /// `respawn_when_all` with validated entities of this scheduler (null entries skipped).
     ///
     /// The dependence the respawn records is the least the task must wait for: none when every
@@ -408,17 +467,39 @@ impl<'a> TaskContext<'a> {
         what: &str,
     ) -> Result<()> {
         let taken = self.claim(what)?;
-        let requested = self.respawn_when_all_claimed(deps, priority, holders, what);
+        let pending = Pending::of(deps, self.task);
+        let single = self.is_single();
+        let requested =
+            self.respawn_when_all_claimed(deps, pending, priority, holders, single, what);
         self.record.give_back(taken, requested)
     }
 
-    /// `respawn_when_all_raw` once the claim is ours (or this is a single task).
+    /// `respawn_when_all_raw` for a single task (`is_single`: no claim to take), with
+    /// `pending`, the notes of every non-null entity of `deps` (`Pending::note`).
+    #[inline(always)]
+    pub(crate) fn respawn_single_when_all(
+        &self,
+        deps: &[*mut TaskHeader],
+        pending: Pending,
+        priority: Priority,
+        holders: Holders,
+        what: &str,
+    ) -> Result<()> {
+        debug_assert!(self.is_single());
+        self.respawn_when_all_claimed(deps, pending, priority, holders, true, what)
+    }
+
+    /// `respawn_when_all_raw` once the claim is ours (or this is a single task: `single`, which
+    /// the caller knows: read here, after the elements' Acquire loads, the team size was loaded
+    /// again).
     #[inline(always)]
     fn respawn_when_all_claimed(
         &self,
         deps: &[*mut TaskHeader],
+        pending: Pending,
         priority: Priority,
         holders: Holders,
+        single: bool,
         what: &str,
     ) -> Result<()> {
         // SAFETY: the claim is ours.
@@ -426,13 +507,15 @@ impl<'a> TaskContext<'a> {
             return Err(second_respawn(what));
         }
         // Every entry is checked before anything changes, so an error leaves no trace.
-        let (mut incomplete, mut several) =
-            last_incomplete(deps, self.task).map_err(|()| own_future(what))?;
+        if pending.has_own {
+            return Err(own_future(what));
+        }
+        let (mut incomplete, mut several) = (pending.last, pending.count > 1);
         // The access first: with one worker the rest need not be looked at.
-        if let (Access::Shared, Some(_), 1, true, Some(w)) = (
+        if let (Access::Shared, Some(_), true, true, Some(w)) = (
             self.place.access,
             incomplete,
-            self.team_size,
+            single,
             deps.len() <= RUN_AHEAD_ELEMENTS,
             self.place.worker,
         ) {
@@ -442,7 +525,8 @@ impl<'a> TaskContext<'a> {
                 (None, false)
             } else {
                 // The entries passed the test for `own` above.
-                last_incomplete(deps, self.task).map_err(|()| own_future(what))?
+                let now = Pending::of(deps, self.task);
+                (now.last, now.count > 1)
             };
         }
         let dependence = match incomplete {

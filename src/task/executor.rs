@@ -200,6 +200,18 @@ impl Holders {
     }
 }
 
+/// How a run of a task ended (`Worker::execute`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// The task completed.
+    Completed,
+    /// The task respawned and was scheduled.
+    Scheduled,
+    /// The task respawned with no dependence at High priority and was not scheduled: the
+    /// caller runs it again now (`Worker::finish`'s `again`).
+    RunsAgain,
+}
+
 /// The context of every single task one loop runs, built once per loop: only its task changes
 /// from run to run (`TaskContext::set_task`), and taking its record's respawn request after a
 /// run leaves the record as new. Built for each run instead, the context and the record cost
@@ -224,6 +236,39 @@ impl<'a> SingleRuns<'a> {
             context: TaskContext::new(place, NonNull::dangling(), member, record),
             record,
         }
+    }
+}
+
+/// The record and the context of the task the worker's thread runs now (`Owned::record`,
+/// `Owned::context`).
+#[derive(Clone, Copy)]
+struct Running {
+    record: *const ExecutionRecord,
+    context: *const (),
+}
+
+impl Running {
+    /// A run with `context`, whose record is `record`.
+    #[inline(always)]
+    fn of(context: &TaskContext<'_>, record: &ExecutionRecord) -> Running {
+        Running {
+            record,
+            context: (context as *const TaskContext<'_>).cast(),
+        }
+    }
+}
+
+/// A loop's hold on the worker's running task (`Worker::enter_runs`): gives back the one it
+/// found (`outer`) when dropped.
+struct EnteredRuns<'w> {
+    worker: &'w Worker,
+    outer: Running,
+}
+
+impl Drop for EnteredRuns<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.worker.replace_running(self.outer);
     }
 }
 
@@ -274,7 +319,7 @@ impl Worker {
             }
             if let Some(task) = self.find_task(shared, leader, place.access) {
                 self.share_on_request(shared);
-                self.execute(&place, task, Holders::Anyone, &mut single);
+                self.execute(&place, task, Holders::Anyone, &mut single, false, None);
                 continue;
             }
             if self.take_mail() {
@@ -682,7 +727,10 @@ impl Worker {
     /// loops (`run_loop`, `run_ready_tasks`, `run_ahead_for`), so that a task's run costs no call
     /// and no saving of registers of its own: with one worker nearly every task runs in
     /// `run_ready_tasks`, where this saved 21 instructions per Fibonacci node. `single` is the
-    /// loop's context for single tasks (`SingleRuns`).
+    /// loop's context for single tasks (`SingleRuns`). `again`: the task comes from the
+    /// private queues, and may run again at once (`finish`). `entered`: the running task the
+    /// loop found when it made `single`'s the running one for all its runs (`enter_runs`), if
+    /// it did.
     #[inline(always)]
     fn execute(
         &self,
@@ -690,13 +738,33 @@ impl Worker {
         task: NonNull<TaskHeader>,
         holders: Holders,
         single: &mut SingleRuns<'_>,
-    ) {
+        again: bool,
+        entered: Option<Running>,
+    ) -> Ended {
         let shared = place.shared;
         // SAFETY: a ready task is alive (incomplete hold) and ours until we complete it.
-        let team_task = unsafe { task.as_ref() }.is_team();
-        if !team_task {
+        let t = unsafe { task.as_ref() };
+        // With `again` the task comes from the private queues, which hold single tasks only
+        // (team tasks are made ready on the team queue, `Place::make_ready_as`): no test, and
+        // no team paths in `run_ahead_for` (callgrind, F(22), two workers: 142.0 -> 139.5
+        // instructions per node there).
+        debug_assert!(!again || !t.is_team());
+        let team_task = !again && t.is_team();
+        let ended = if !team_task {
             single.context.set_task(task);
-            self.run_single(place, task, &single.context, single.record, holders);
+            if entered.is_some() {
+                self.call_function(task, &single.context);
+            } else {
+                self.run_with(task, &single.context, single.record);
+            }
+            self.finish(
+                place,
+                task,
+                single.record.take_respawn(),
+                holders,
+                again,
+                entered,
+            )
         } else if shared.team_size > 1 {
             // The team's other members must be running (module comment, "Starting alone").
             self.recruit(shared);
@@ -705,34 +773,71 @@ impl Worker {
             let member = team.team.member(0, 0, 1);
             self.call(task, &TaskContext::new(place, task, member, &team.record));
             member.barrier();
-            self.finish(place, task, team.record.take_respawn(), holders);
+            self.finish(
+                place,
+                task,
+                team.record.take_respawn(),
+                holders,
+                false,
+                entered,
+            )
         } else {
             let record = ExecutionRecord::new();
             let member = self.team(shared).team.member(0, 0, 1);
             let context = TaskContext::new(place, task, member, &record);
-            self.run_single(place, task, &context, &record, holders);
-        }
+            self.run_with(task, &context, &record);
+            self.finish(place, task, record.take_respawn(), holders, false, entered)
+        };
         // SAFETY: the worker's thread; a short borrow.
         unsafe { self.owned().counters.executions += 1 };
+        ended
+    }
+
+    /// Makes `single`'s context and record the running ones (`Owned::context`, `Owned::record`)
+    /// for every run of `run_ahead_for`'s loop, which runs inside a task's run, instead of at
+    /// each run; the outer task's come back when the hold drops, and while a destroy callback
+    /// runs (`finish`). Between the loop's runs, only the callbacks run code that can look (a
+    /// task function nested in one of them gives the loop's back when it returns), so nothing
+    /// else sees the difference: the loop's record has no respawn request then, like the outer
+    /// task's (`respawn_when_all` asks after its run-ahead), and `Worker::has_second_task`
+    /// finds a running task either way. At each run, the exchange cost 4.5 instructions per
+    /// Fibonacci node on two workers (callgrind, F(22): `Worker::run_ahead_for`
+    /// 139.5 -> 135.0). Not in `run_ready_tasks` (one worker), where the compiler then kept
+    /// more in memory: 147.9 -> 149.9.
+    #[inline(always)]
+    fn enter_runs<'w>(&'w self, single: &SingleRuns<'_>) -> EnteredRuns<'w> {
+        let outer = self.replace_running(Running::of(&single.context, single.record));
+        EnteredRuns {
+            worker: self,
+            outer,
+        }
+    }
+
+    /// Makes `running` the worker's running task; returns the one it replaces.
+    #[inline(always)]
+    fn replace_running(&self, running: Running) -> Running {
+        // SAFETY: the worker's thread; a short borrow.
+        let owned = unsafe { self.owned() };
+        Running {
+            record: std::mem::replace(&mut owned.record, running.record),
+            context: std::mem::replace(&mut owned.context, running.context),
+        }
     }
 
     /// Runs a task alone (a single task, or a team task of a team of one) with `context`, whose
-    /// record is `record`, and finishes it.
+    /// record is `record`, the running ones during the call.
     #[inline(always)]
-    fn run_single(
+    fn run_with(
         &self,
-        place: &Place<'_>,
         task: NonNull<TaskHeader>,
         context: &TaskContext<'_>,
         record: &ExecutionRecord,
-        holders: Holders,
     ) {
         // SAFETY: the worker's thread; short borrows. Nested runs (inside a spawn) save and
         // restore the pointer the same way.
         let outer = unsafe { std::mem::replace(&mut self.owned().record, record) };
         self.call(task, context);
         unsafe { self.owned().record = outer };
-        self.finish(place, task, record.take_respawn(), holders);
     }
 
     /// A member's part in a team task its leader posted.
@@ -749,25 +854,35 @@ impl Worker {
         member.barrier();
     }
 
-    /// Calls the task function of `task` with `context`, whose task it is. Inlined, so that no
-    /// call receives `place` (the context holds a copy).
+    /// Calls the task function of `task` with `context`, whose task it is, the running context
+    /// during the call. Inlined, so that no call receives `place` (the context holds a copy).
     #[inline(always)]
     fn call(&self, task: NonNull<TaskHeader>, context: &TaskContext<'_>) {
         let address = context as *const TaskContext<'_>;
         // SAFETY: the worker's thread; short borrows, none held across the call. Tasks run
         // inside a spawn nest, so the outer context comes back when this call returns.
         let outer = unsafe { std::mem::replace(&mut self.owned().context, address.cast()) };
-        // SAFETY: a task's header holds the function of the closure it was spawned with
-        // (`spawn`), which has one (`RawClosure::function`); only when_alls have none.
-        let function = unsafe { task.as_ref().function().unwrap_unchecked() };
-        let state = TaskHeader::state_ptr(task).cast::<c_void>();
-        // SAFETY: the function was given for this state; the context outlives the call.
-        unsafe { function(address as *mut c_void, state) };
+        self.call_function(task, context);
         // SAFETY: as above.
         unsafe { self.owned().context = outer };
     }
 
-    /// After a run: respawn the task (000 §2.2.1) or complete it (000 §2.3.1).
+    /// `call` where `context` is the running context already (`enter_runs`).
+    #[inline(always)]
+    fn call_function(&self, task: NonNull<TaskHeader>, context: &TaskContext<'_>) {
+        // SAFETY: a task's header holds the function of the closure it was spawned with
+        // (`spawn`), which has one (`RawClosure::function`); only when_alls have none.
+        let function = unsafe { task.as_ref().function().unwrap_unchecked() };
+        let state = TaskHeader::state_ptr(task).cast::<c_void>();
+        let address = context as *const TaskContext<'_>;
+        // SAFETY: the function was given for this state; the context outlives the call.
+        unsafe { function(address as *mut c_void, state) };
+    }
+
+    /// After a run: respawn the task (000 §2.2.1) or complete it (000 §2.3.1). With `again`
+    /// (a single task, which a private queue holds when ready), a task that respawns at High
+    /// priority with no dependence is not scheduled: the caller runs it again at once, as the
+    /// one it would take next (`Ended::RunsAgain`). `entered` as for `execute`.
     #[inline(always)]
     fn finish(
         &self,
@@ -775,7 +890,9 @@ impl Worker {
         task: NonNull<TaskHeader>,
         respawn: Option<Respawn>,
         holders: Holders,
-    ) {
+        again: bool,
+        entered: Option<Running>,
+    ) -> Ended {
         // SAFETY: we hold the task until it is scheduled or completed.
         let t = unsafe { task.as_ref() };
         // The dependence held since the previous respawn is complete: let it go. The field
@@ -795,6 +912,18 @@ impl Worker {
             }
         }
         match respawn {
+            Some(r) if again && r.dependence.is_none() && r.priority == Priority::High => {
+                // The general path's writes with the request's fields known: an update of the
+                // flags with a constant and a store of null (callgrind, F(22), two workers:
+                // `Worker::run_ahead_for` 146.5 -> 142.0 instructions per node).
+                // SAFETY: as below; the task stays ours.
+                unsafe {
+                    t.set_priority(Priority::High);
+                    t.set_dependence(std::ptr::null_mut(), false);
+                }
+                place.count(Count::Respawned);
+                Ended::RunsAgain
+            }
             Some(r) => {
                 if let (Some(d), false) = (r.dependence, r.taken_over) {
                     // The caller kept its future: take a reference of our own (see `Respawn`).
@@ -811,18 +940,26 @@ impl Worker {
                 }
                 place.count(Count::Respawned);
                 place.schedule_task(task, r.dependence, r.priority, t.is_team());
+                Ended::Scheduled
             }
             None => {
                 // 002 §2.2.5: the closure is destroyed as soon as the task completes, so futures
                 // it holds are released before anything waiting on the task runs.
                 if let Some(destroy) = t.destroy_function() {
+                    // The task's run has ended: the callback sees the running task a run
+                    // outside the loop would (`enter_runs`), and its context is refused.
+                    let ours = entered.map(|outer| self.replace_running(outer));
                     // SAFETY: the state was built for this callback; it runs once, here.
                     unsafe { destroy(TaskHeader::state_ptr(task).cast()) };
+                    if let Some(ours) = ours {
+                        self.replace_running(ours);
+                    }
                 }
                 match holders {
                     Holders::Anyone => place.complete_task(task),
                     Holders::CallerOnly => place.complete_task_run_ahead(task),
                 }
+                Ended::Completed
             }
         }
     }
@@ -847,7 +984,7 @@ impl Worker {
             let record = ExecutionRecord::new();
             let mut single = SingleRuns::new(place, self, &record);
             while let Some(task) = self.find_task(place.shared, true, place.access) {
-                self.execute(place, task, Holders::Anyone, &mut single);
+                self.execute(place, task, Holders::Anyone, &mut single, false, None);
             }
         });
     }
@@ -891,32 +1028,66 @@ impl Worker {
         shared: &Shared,
         elements: &[*mut TaskHeader],
     ) -> bool {
-        // SAFETY: the caller holds every entity.
-        let complete = |e: *mut TaskHeader| e.is_null() || unsafe { (*e).is_complete() };
-        // A first run and the run after the element's own respawn each; a task that respawns
-        // itself until the caller's code after the call lets it complete (a polling gate) would
-        // otherwise keep the worker here for ever.
         let mut all_complete = false;
         self.nested(|| {
+            // Each completion here is that of another element (a task completes once, and the
+            // caller's hold keeps an element's block from serving another task), so once as
+            // many have completed here as `elements` has entries, all have. Else (a null entry,
+            // an element given twice, one that another worker completed) the caller looks.
+            // A look at every element after each completion here cost 21 instructions per
+            // Fibonacci node more (callgrind, F(22), two workers: 173.0 -> 151.9 in this
+            // function), a count of the incomplete ones at the start 18.6.
+            let mut not_completed_here = elements.len();
             // Only with several workers (the caller tests it): a place whose access is a
             // constant, so that the executions inlined below test it no more than
             // `run_ready_tasks`' do.
             let place = &Place::shared_worker(shared, self);
             let record = ExecutionRecord::new();
             let mut single = SingleRuns::new(place, self, &record);
-            for _ in 0..2 * elements.len() {
-                let next = {
-                    let _bracket = self.bracket(place.access);
-                    let shared_may_hold = || shared.any_visible();
-                    // SAFETY: the worker's thread, in a bracket where needed; a short borrow.
-                    unsafe { self.queues() }.pop_next_if(shared_may_hold, |t| elements.contains(&t))
-                };
-                let Some(task) = next else { break };
+            let entered = self.enter_runs(&single);
+            // Two elements, a task's two children, are the usual case: compared without a
+            // loop (callgrind, F(22), two workers: 133.0 -> 130.5 instructions per node here).
+            let element = |t: *mut TaskHeader| match *elements {
+                [a, b] => t == a || t == b,
+                _ => elements.contains(&t),
+            };
+            let next = || {
+                let _bracket = self.bracket(place.access);
+                let shared_may_hold = || shared.any_visible();
+                // SAFETY: the worker's thread, in a bracket where needed; a short borrow.
+                unsafe { self.queues() }.pop_next_if(shared_may_hold, element)
+            };
+            // A first run and the run after the element's own respawn each; a task that
+            // respawns itself until the caller's code after the call lets it complete (a
+            // polling gate) would otherwise keep the worker here for ever.
+            let mut runs_left = 2 * elements.len();
+            let Some(mut task) = next() else { return };
+            loop {
                 self.share_on_request(shared);
-                self.execute(place, task, Holders::of(CALLER_ONLY), &mut single);
-                if elements.iter().all(|&e| complete(e)) {
-                    all_complete = true;
-                    break;
+                // An element that respawns with no dependence at High priority (a Fibonacci
+                // task whose children completed here) runs again without a push and a pop:
+                // it is what `next` would take (a High task comes first), and a request
+                // answered before its run, as before any run, finds the queues as it would
+                // have after that pop. A third of the runs here are such; pushed and popped, they
+                // cost 41 instructions per Fibonacci node more (callgrind, F(22), two
+                // workers: 214.3 -> 173.0 in this function).
+                let holders = Holders::of(CALLER_ONLY);
+                let outer = Some(entered.outer);
+                let ended = self.execute(place, task, holders, &mut single, true, outer);
+                if ended == Ended::Completed {
+                    not_completed_here -= 1;
+                    if not_completed_here == 0 {
+                        all_complete = true;
+                        return;
+                    }
+                }
+                runs_left -= 1;
+                if runs_left == 0 {
+                    return;
+                }
+                if ended != Ended::RunsAgain {
+                    let Some(t) = next() else { return };
+                    task = t;
                 }
             }
         });

@@ -16,8 +16,14 @@ const INITIAL_CAPACITY: usize = 64;
 
 /// One priority's tasks, oldest at `head`.
 struct Ring {
-    /// `capacity` slots, a power of two; `len` of them from `head` on (wrapping) hold tasks.
-    slots: Box<[*mut TaskHeader]>,
+    /// `mask + 1` slots, a power of two: a boxed slice's (`Ring::boxed`, `Ring::unbox`), kept
+    /// as its pointer and mask, so that an index wraps with the mask as it is (a `Box<[_]>`
+    /// keeps the length, from which each push and pop computed the mask: callgrind, F(22),
+    /// instructions per Fibonacci node, one worker: 597.4 -> 592.9, two workers: td_task_spawn
+    /// 199 -> 198, `Worker::run_ahead_for` 135.0 -> 133.0). `len` of them from `head` on
+    /// (wrapping) hold tasks.
+    slots: NonNull<*mut TaskHeader>,
+    mask: usize,
     head: usize,
     len: usize,
 }
@@ -25,25 +31,44 @@ struct Ring {
 impl Ring {
     fn new() -> Ring {
         Ring {
-            slots: vec![std::ptr::null_mut(); INITIAL_CAPACITY].into_boxed_slice(),
+            slots: Ring::boxed(INITIAL_CAPACITY),
+            mask: INITIAL_CAPACITY - 1,
             head: 0,
             len: 0,
         }
     }
 
+    /// `capacity` null slots, given up by their box (`unbox` takes them back).
+    fn boxed(capacity: usize) -> NonNull<*mut TaskHeader> {
+        let slots: Box<[*mut TaskHeader]> = vec![std::ptr::null_mut(); capacity].into();
+        // SAFETY: a box is never null.
+        unsafe { NonNull::new_unchecked(Box::into_raw(slots).cast()) }
+    }
+
+    /// Takes back the box of the slots.
+    ///
+    /// # Safety
+    /// The slots are not used afterwards.
+    unsafe fn unbox(&mut self) -> Box<[*mut TaskHeader]> {
+        let slice = std::ptr::slice_from_raw_parts_mut(self.slots.as_ptr(), self.mask + 1);
+        // SAFETY: `boxed` made them with this length, and they are given back once.
+        Box::from_raw(slice)
+    }
+
+    /// Slot `i` (masked).
     #[inline(always)]
-    fn mask(&self) -> usize {
-        self.slots.len() - 1
+    fn slot(&self, i: usize) -> *mut *mut TaskHeader {
+        // SAFETY: masked, so below the capacity.
+        unsafe { self.slots.as_ptr().add(i & self.mask) }
     }
 
     #[inline(always)]
     fn push_back(&mut self, task: NonNull<TaskHeader>) {
-        if self.len == self.slots.len() {
+        if self.len > self.mask {
             self.grow();
         }
-        let i = (self.head + self.len) & self.mask();
-        // SAFETY: masked by capacity - 1, so below the capacity.
-        unsafe { *self.slots.get_unchecked_mut(i) = task.as_ptr() };
+        // SAFETY: the ring's slot, which holds no task.
+        unsafe { *self.slot(self.head + self.len) = task.as_ptr() };
         self.len += 1;
     }
 
@@ -59,8 +84,8 @@ impl Ring {
     ) -> Option<NonNull<TaskHeader>> {
         debug_assert!(self.len > 0);
         let len = self.len - 1;
-        // SAFETY: as in `push_back`; the slot holds a task (non-null) pushed there.
-        let task = *self.slots.get_unchecked((self.head + len) & self.mask());
+        // SAFETY: the slot holds a task (non-null) pushed there.
+        let task = *self.slot(self.head + len);
         if !wanted(task) {
             return None;
         }
@@ -72,8 +97,9 @@ impl Ring {
         if self.len == 0 {
             return None;
         }
-        let task = self.slots[self.head];
-        self.head = (self.head + 1) & self.mask();
+        // SAFETY: the slot holds a task pushed there.
+        let task = unsafe { *self.slot(self.head) };
+        self.head = (self.head + 1) & self.mask;
         self.len -= 1;
         NonNull::new(task)
     }
@@ -82,13 +108,24 @@ impl Ring {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let mask = self.mask();
-        let mut slots = vec![std::ptr::null_mut(); self.slots.len() * 2].into_boxed_slice();
-        for (k, slot) in slots.iter_mut().take(self.len).enumerate() {
-            *slot = self.slots[(self.head + k) & mask];
+        let capacity = 2 * (self.mask + 1);
+        let slots = Ring::boxed(capacity);
+        for k in 0..self.len {
+            // SAFETY: below the new capacity; the old slot holds a task.
+            unsafe { *slots.as_ptr().add(k) = *self.slot(self.head + k) };
         }
+        // SAFETY: replaced below.
+        drop(unsafe { self.unbox() });
         self.slots = slots;
+        self.mask = capacity - 1;
         self.head = 0;
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: the ring goes.
+        drop(unsafe { self.unbox() });
     }
 }
 

@@ -10,7 +10,6 @@
 use super::block_cache::{block_lg2, return_to_pool};
 use super::header::{Access, Kind, TaskHeader, USER_REF};
 use super::scheduler::{ForeignGuard, Shared, ANY_READY};
-use super::statistics::ALIVE_FLUSH;
 use super::wait_queue;
 use super::worker::Worker;
 use crate::error::{Error, ErrorKind, Result};
@@ -75,14 +74,20 @@ impl<'a> Place<'a> {
         access: Access,
         f: F,
     ) -> bool {
-        let place = Place {
+        let place = Place::at(shared, worker, access);
+        f(&place);
+        place.scheduler_unused()
+    }
+
+    /// A place with these fields, for the out-of-line calls above and `spawn`'s.
+    #[inline(always)]
+    pub(crate) fn at(shared: &'a Shared, worker: Option<&'a Worker>, access: Access) -> Place<'a> {
+        Place {
             shared,
             worker,
             access,
             scheduler_unused: Cell::new(false),
-        };
-        f(&place);
-        place.scheduler_unused()
+        }
     }
 
     /// The calling worker, during a wait with several workers (`Access::Shared`): a place whose
@@ -153,8 +158,8 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// lg2 of the size of the pool block that serves a request of `bytes` (`0 < bytes`, at most
-    /// the largest block, 000 §2.5.3).
+    /// lg2 of the size of the pool block that serves a request of `bytes` (at least a header's,
+    /// at most the largest block, 000 §2.5.3).
     #[inline(always)]
     pub(crate) fn block_lg2(&self, bytes: usize) -> u32 {
         block_lg2(bytes, self.shared.min_block_mask)
@@ -172,26 +177,27 @@ impl<'a> Place<'a> {
                 // them (`Rooms`): one update and one sign test per count, where the counts and
                 // peaks themselves would take a load, an update and a compare with the peak.
                 // Only an allocation can raise a peak (`sign` is a constant where this is
-                // inlined).
+                // inlined). A test after each update: each is then a read-modify-write of memory
+                // and a jump on its sign, where one test of both rooms' `|` loaded and stored
+                // both (callgrind, F(22): td_task_spawn 186.5 -> 184.5 instructions per node
+                // with one worker).
                 // SAFETY: the worker's thread; a short borrow.
                 let owned = unsafe { w.owned() };
                 owned.alive_room -= sign;
+                if sign > 0 && owned.alive_room < 0 {
+                    shared.raise_peaks(&mut owned.alive_room, &mut owned.bytes_room);
+                }
                 owned.bytes_room -= bytes;
-                if sign > 0 && (owned.alive_room | owned.bytes_room) < 0 {
+                if sign > 0 && owned.bytes_room < 0 {
                     shared.raise_peaks(&mut owned.alive_room, &mut owned.bytes_room);
                 }
             }
             (Some(w), Access::Shared) => {
                 // SAFETY: the worker's thread.
                 let owned = unsafe { w.owned() };
-                owned.alive_delta += sign;
                 owned.bytes_delta += bytes;
-                // The delta moves in the direction of `sign` (a constant where this is inlined),
-                // so only that side of the threshold needs a test.
-                if owned.alive_delta * sign >= ALIVE_FLUSH {
-                    let d = std::mem::take(&mut owned.alive_delta);
-                    let b = std::mem::take(&mut owned.bytes_delta);
-                    shared.flush_alive(d, b);
+                if let Some(d) = owned.alive_delta.add(sign) {
+                    shared.flush_alive_taking(d, &mut owned.bytes_delta);
                 }
             }
             (None, _) => {
@@ -218,37 +224,39 @@ impl<'a> Place<'a> {
     }
 
     /// A block of `bytes`, whose size has lg2 `block_lg2` (`block_lg2(bytes)`), for a new
-    /// entity; `what` names the operation for messages.
+    /// entity, counted live; `what` names the operation for messages.
     #[inline(always)]
     pub(crate) fn allocate(&self, bytes: usize, block_lg2: u32, what: &str) -> Result<NonNull<u8>> {
-        match self.take_cached(block_lg2) {
-            Some(block) => Ok(block),
-            None => self.allocate_uncached(bytes, block_lg2, what),
-        }
+        let block = match self.take_cached(block_lg2) {
+            Some(block) => block,
+            None => self.allocate_uncached(bytes, what)?,
+        };
+        self.count_allocated(block_lg2);
+        Ok(block)
     }
 
     /// The cached part of `allocate`: a block of `2^block_lg2` bytes from the worker's cache,
-    /// counted, or `None`. Callers that apply `?` to `allocate_uncached` alone keep the cache
-    /// hit free of a test of the merged result (callgrind, F(22): td_task_spawn
+    /// not counted yet, or `None`. Callers that apply `?` to `allocate_uncached` alone keep the
+    /// cache hit free of a test of the merged result (callgrind, F(22): td_task_spawn
     /// 203.5 -> 200.5 instructions per node).
     #[inline(always)]
     pub(crate) fn take_cached(&self, block_lg2: u32) -> Option<NonNull<u8>> {
         let w = self.worker?;
         // SAFETY: the worker's thread; the cache does not re-enter the scheduler.
-        let block = unsafe { w.owned().cache.take_lg2(block_lg2) }?;
-        self.alive_add(1, block_lg2);
-        Some(block)
+        unsafe { w.owned().cache.take_lg2(block_lg2) }
     }
 
-    /// `allocate` once `take_cached` has found nothing.
+    /// `allocate` once `take_cached` has found nothing; not counted yet.
     #[inline(always)]
-    pub(crate) fn allocate_uncached(
-        &self,
-        bytes: usize,
-        block_lg2: u32,
-        what: &str,
-    ) -> Result<NonNull<u8>> {
-        self.detached().allocate_from_pool(bytes, block_lg2, what)
+    pub(crate) fn allocate_uncached(&self, bytes: usize, what: &str) -> Result<NonNull<u8>> {
+        self.detached().allocate_from_pool(bytes, what)
+    }
+
+    /// Counts a block of `2^block_lg2` bytes from `take_cached` or `allocate_uncached` live,
+    /// before the place's next allocation or release.
+    #[inline(always)]
+    pub(crate) fn count_allocated(&self, block_lg2: u32) {
+        self.alive_add(1, block_lg2);
     }
 
     /// A copy of the place, for out-of-line calls from inlined hot paths that cannot set
@@ -267,7 +275,7 @@ impl<'a> Place<'a> {
     }
 
     #[inline(never)]
-    fn allocate_from_pool(&self, bytes: usize, block_lg2: u32, what: &str) -> Result<NonNull<u8>> {
+    fn allocate_from_pool(&self, bytes: usize, what: &str) -> Result<NonNull<u8>> {
         let pool = &*self.shared.pool;
         let block = match pool.allocate(bytes, ALLOCATE_ATTEMPTS) {
             Ok(block) => block,
@@ -295,7 +303,6 @@ impl<'a> Place<'a> {
                 }))
             }
         };
-        self.alive_add(1, block_lg2);
         Ok(block)
     }
 

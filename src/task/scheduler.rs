@@ -17,7 +17,7 @@ use super::block_cache;
 use super::header::Access;
 use super::laggards::{Laggards, LostCoreFlags};
 use super::ready_stack::ReadyStack;
-use super::statistics::{SchedulerStatistics, Totals};
+use super::statistics::{AliveDelta, SchedulerStatistics, Totals};
 use super::team_task::TeamState;
 use super::thread_table::ThreadTable;
 use super::worker::{current, Worker};
@@ -212,7 +212,8 @@ impl Shared {
     }
 
     /// Adds a worker's change of the live counts and raises the peaks.
-    pub(crate) fn flush_alive(&self, delta: i64, bytes: i64) {
+    pub(crate) fn flush_alive(&self, delta: AliveDelta, bytes: i64) {
+        let delta = delta.count();
         if delta != 0 {
             let after = self.alive.fetch_add(delta, Ordering::AcqRel) + delta;
             self.peak_alive.fetch_max(after, Ordering::Relaxed);

@@ -12,7 +12,7 @@ use super::local_queue::LocalQueues;
 use super::queue_guard::{Bracket, QueueGuard};
 use super::ready_stack::ReadyStack;
 use super::scheduler::Shared;
-use super::statistics::Counters;
+use super::statistics::{AliveDelta, Counters};
 use super::team_task::ExecutionRecord;
 use super::thread_worker;
 use crate::cache_line::CachePadded;
@@ -38,7 +38,7 @@ pub(crate) struct Owned {
     /// Depth of tasks run inside a spawn (002 §3.3.2 mitigation).
     pub(crate) nesting: u32,
     /// Change of the scheduler's live entity count not yet added to `Shared::alive`.
-    pub(crate) alive_delta: i64,
+    pub(crate) alive_delta: AliveDelta,
     /// Likewise for `Shared::alive_bytes`.
     pub(crate) bytes_delta: i64,
     /// With `Access::Exclusive`, how far the live entity count is below its peak, kept here
@@ -130,7 +130,7 @@ impl Worker {
                 access: Access::Shared,
                 generation: 0,
                 nesting: 0,
-                alive_delta: 0,
+                alive_delta: AliveDelta::default(),
                 bytes_delta: 0,
                 alive_room: 0,
                 bytes_room: 0,
@@ -183,10 +183,11 @@ impl Worker {
 
     /// A bracket around the owner's use of its queues when other workers run (`Access::Shared`),
     /// in which no rescuer touches them (`queue_guard.rs`); none with one worker. The worker's
-    /// thread only.
+    /// thread only, outside every other bracket: these brackets hold a few loads and stores of
+    /// the queues and never nest (`QueueGuard::enter_outermost`).
     #[inline(always)]
     pub(crate) fn bracket(&self, access: Access) -> Option<Bracket<'_>> {
-        (access == Access::Shared).then(|| self.guard.enter())
+        (access == Access::Shared).then(|| self.guard.enter_outermost())
     }
 
     /// Pushes a ready task of priority index `p` onto the private queues. The worker's thread.
