@@ -540,3 +540,40 @@ fn the_queue_guard_keeps_an_owner_and_a_rescuer_apart() {
         assert_eq!(mine, vec![1, 2], "each task comes out exactly once");
     });
 }
+
+/// As above, with the owner's brackets entered by `enter_outermost` (the worker's own brackets,
+/// which never nest), which skips the load of the depth.
+#[test]
+fn the_queue_guard_keeps_an_outermost_owner_and_a_rescuer_apart() {
+    check(|| {
+        let guard = Arc::new(QueueGuard::new());
+        let queue = Arc::new(UnsafeCell::new(vec![1u32]));
+        let rescuer = {
+            let (guard, queue) = (Arc::clone(&guard), Arc::clone(&queue));
+            thread::spawn(move || {
+                let _lock = guard.try_lock(1)?;
+                // SAFETY: the lock keeps the owner out (what the model checks).
+                queue.with_mut(|q| unsafe { (!(*q).is_empty()).then(|| (*q).remove(0)) })
+            })
+        };
+        let owner = thread::spawn(move || {
+            let mut mine = Vec::new();
+            {
+                let _bracket = guard.enter_outermost();
+                queue.with_mut(|q| unsafe { (*q).push(2) });
+            }
+            for _ in 0..2 {
+                let _bracket = guard.enter_outermost();
+                if let Some(t) = queue.with_mut(|q| unsafe { (*q).pop() }) {
+                    mine.push(t);
+                }
+            }
+            mine
+        });
+        let theirs = rescuer.join().unwrap();
+        let mut mine = owner.join().unwrap();
+        mine.extend(theirs);
+        mine.sort_unstable();
+        assert_eq!(mine, vec![1, 2], "each task comes out exactly once");
+    });
+}
