@@ -14,7 +14,7 @@ use super::future::{check_scheduler, Future};
 use super::header::{Access, TaskHeader, USER_REF};
 use super::place::Place;
 use super::scheduler::Shared;
-use super::spawn::{Policy, RawClosure, RawPolicy};
+use super::spawn::{Known, Policy, RawClosure, RawPolicy, SpawnArgs};
 use super::team_task::{ExecutionRecord, Respawn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::TeamMember;
@@ -282,19 +282,19 @@ impl<'a> TaskContext<'a> {
         closure: &RawClosure,
         what: &str,
     ) -> Result<NonNull<TaskHeader>> {
-        self.spawn_raw_with(|| Ok((*policy, *closure)), what)
+        self.spawn_raw_with(Known { policy, closure }, what)
     }
 
-    /// `spawn_raw` with the policy and closure read by `args` (`spawn::spawn`).
+    /// `spawn_raw` with the policy and closure that `args` reads (`spawn::spawn`).
     ///
     /// # Safety
-    /// As for `spawn_raw`, for what `args` returns.
+    /// As for `spawn_raw`, for what `args` reads.
     #[inline(always)]
-    pub(crate) unsafe fn spawn_raw_with<E: From<Error>>(
+    pub(crate) unsafe fn spawn_raw_with<A: SpawnArgs>(
         &self,
-        args: impl FnOnce() -> std::result::Result<(RawPolicy, RawClosure), E>,
+        args: A,
         what: &str,
-    ) -> std::result::Result<NonNull<TaskHeader>, E> {
+    ) -> std::result::Result<NonNull<TaskHeader>, A::Error> {
         // A single task needs no claim, so nothing to give back: its own copy of the spawn
         // tests no `taken` flag once it has spawned (callgrind, F(22): td_task_spawn
         // 205.5 -> 203.5 instructions per node).
@@ -309,11 +309,11 @@ impl<'a> TaskContext<'a> {
     /// # Safety
     /// As for `spawn_raw_with`.
     #[inline(always)]
-    pub(crate) unsafe fn spawn_single_with<E: From<Error>>(
+    pub(crate) unsafe fn spawn_single_with<A: SpawnArgs>(
         &self,
-        args: impl FnOnce() -> std::result::Result<(RawPolicy, RawClosure), E>,
+        args: A,
         what: &str,
-    ) -> std::result::Result<NonNull<TaskHeader>, E> {
+    ) -> std::result::Result<NonNull<TaskHeader>, A::Error> {
         debug_assert!(self.is_single());
         super::spawn::spawn(&self.place, args, what)
     }
@@ -324,11 +324,11 @@ impl<'a> TaskContext<'a> {
     /// # Safety
     /// As for `spawn_raw_with`.
     #[inline(never)]
-    unsafe fn spawn_in_team<E: From<Error>>(
+    unsafe fn spawn_in_team<A: SpawnArgs>(
         &self,
-        args: impl FnOnce() -> std::result::Result<(RawPolicy, RawClosure), E>,
+        args: A,
         what: &str,
-    ) -> std::result::Result<NonNull<TaskHeader>, E> {
+    ) -> std::result::Result<NonNull<TaskHeader>, A::Error> {
         let taken = self.claim(what)?;
         let spawned = super::spawn::spawn(&self.place, args, what);
         self.record.give_back(taken, spawned)
