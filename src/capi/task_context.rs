@@ -70,8 +70,7 @@ pub unsafe extern "C" fn td_task_spawn(
         if !c.is_single() {
             return spawn_from_team(c, policy, closure);
         }
-        let args = SpawnCArgs { c, policy, closure };
-        c.spawn_single_with(args, "td_task_spawn")
+        c.spawn_single_with(SpawnCArgs { c, policy, closure }, "td_task_spawn")
     })
 }
 
@@ -110,26 +109,35 @@ impl SpawnArgs for SpawnCArgs<'_> {
     unsafe fn plain_or<R>(
         self,
         plain: impl Fn(Priority, &RawClosure) -> CResult<R>,
-        general: impl FnOnce(Self) -> CResult<R>,
+        general: impl Fn(Self) -> CResult<R>,
     ) -> CResult<R> {
-        let Some(p) = current_version(self.policy) else {
-            return general(self);
-        };
-        if !(p.scheduler.is_null() && p.dependence.is_null()) {
-            return general(self);
+        // One call of `general`, which each unusual argument breaks to (a call for each kept
+        // its captures in memory on the usual path), the scheduler and the dependence tested
+        // as one, and the closure's pointer and size tested first: tested after the priority's
+        // range, the compiler merged the two tests into one branch with flags (callgrind,
+        // F(22): td_task_spawn 172 -> 167 instructions per node with one worker, 171 -> 164-165
+        // with two).
+        'plain: {
+            let Some(c) = current_version(self.closure) else {
+                break 'plain;
+            };
+            let Some(p) = current_version(self.policy) else {
+                break 'plain;
+            };
+            if (p.scheduler as usize | p.dependence as usize) != 0 {
+                break 'plain;
+            }
+            // The priority and the team flag as one number: below 3 exactly when the team flag
+            // is 0 and the priority one of the three (their discriminants).
+            let priority = match u64::from(p.priority as u32) | u64::from(p.team as u32) << 32 {
+                0 => Priority::High,
+                1 => Priority::Regular,
+                2 => Priority::Low,
+                _ => break 'plain,
+            };
+            return plain(priority, &closure_fields(c)?);
         }
-        // The priority and the team flag as one number: below 3 exactly when the team flag is
-        // 0 and the priority one of the three (their discriminants).
-        let priority = match u64::from(p.priority as u32) | u64::from(p.team as u32) << 32 {
-            0 => Priority::High,
-            1 => Priority::Regular,
-            2 => Priority::Low,
-            _ => return general(self),
-        };
-        let Some(c) = current_version(self.closure) else {
-            return general(self);
-        };
-        plain(priority, &closure_fields(c)?)
+        general(self)
     }
 
     #[inline(always)]

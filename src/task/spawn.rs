@@ -79,14 +79,15 @@ pub(crate) trait SpawnArgs: Sized {
     type Error: From<Error>;
 
     /// Reads and checks the policy and the closure: `plain`'s result for a single task with no
-    /// dependence, else `general`'s, which reads them with `read`.
+    /// dependence, else `general`'s, which reads them with `read`. Each called once (`Fn`, so
+    /// that the call is the closure's own body; see `spawn_at`).
     ///
     /// # Safety
     /// As for `spawn`.
     unsafe fn plain_or<R>(
         self,
         plain: impl Fn(Priority, &RawClosure) -> std::result::Result<R, Self::Error>,
-        general: impl FnOnce(Self) -> std::result::Result<R, Self::Error>,
+        general: impl Fn(Self) -> std::result::Result<R, Self::Error>,
     ) -> std::result::Result<R, Self::Error>;
 
     /// Reads and checks the policy and the closure, whatever they are.
@@ -109,7 +110,7 @@ impl SpawnArgs for Known<'_> {
     unsafe fn plain_or<R>(
         self,
         plain: impl Fn(Priority, &RawClosure) -> Result<R>,
-        general: impl FnOnce(Self) -> Result<R>,
+        general: impl Fn(Self) -> Result<R>,
     ) -> Result<R> {
         if !self.policy.team && self.policy.dependence.is_none() {
             return plain(self.policy.priority, self.closure);
@@ -178,10 +179,14 @@ unsafe fn spawn_at<A: SpawnArgs>(
         #[inline(always)]
         |priority, closure: &RawClosure| spawn_task_at(place, None, priority, closure, false, what)
     };
-    // The general copy takes the place's fields: a reference would keep the place in memory
-    // (see `Place::out_of_line`).
-    let fields = (place.shared, place.worker, place.access);
-    args.plain_or(plain, move |args| spawn_general_at(fields, args, what))
+    // The general copy takes the place's fields, each as an argument: a reference, or a tuple
+    // (passed in memory), kept them in memory on the usual path (see `Place::out_of_line`).
+    // `Fn`, not `FnOnce`, as `plain`'s: the call of an `FnOnce` closure went through a shim
+    // that the compiler did not inline.
+    let (shared, worker, access) = (place.shared, place.worker, place.access);
+    args.plain_or(plain, move |args| {
+        spawn_general_at(shared, worker, access, args, what)
+    })
 }
 
 /// `spawn_at` for a team task or a task with a dependence, at a place with these fields (as
@@ -191,7 +196,9 @@ unsafe fn spawn_at<A: SpawnArgs>(
 /// As for `spawn`.
 #[inline(never)]
 unsafe fn spawn_general_at<A: SpawnArgs>(
-    (shared, worker, access): (&Shared, Option<&Worker>, Access),
+    shared: &Shared,
+    worker: Option<&Worker>,
+    access: Access,
     args: A,
     what: &str,
 ) -> std::result::Result<NonNull<TaskHeader>, A::Error> {
