@@ -236,8 +236,10 @@ unsafe fn spawn_task_at<E: From<Error>>(
     // when one is larger, the `|` exceeds the largest block whatever the wrapped sum is
     // (callgrind, F(22): td_task_spawn 214.5 -> 212.5 instructions per node).
     let max = shared.max_task_bytes;
-    let bytes = (closure.result_size.wrapping_add(STATE_ALIGN - 1) & !(STATE_ALIGN - 1))
-        .wrapping_add(HEADER_BYTES)
+    let bytes = (closure
+        .result_size
+        .wrapping_add(HEADER_BYTES + STATE_ALIGN - 1)
+        & !(STATE_ALIGN - 1))
         .wrapping_add(closure.state_size);
     if (closure.result_size | closure.state_size | bytes) > max {
         return Err(too_large(shared, closure.state_size, closure.result_size, what).into());
