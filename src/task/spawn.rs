@@ -175,6 +175,8 @@ unsafe fn spawn_at<A: SpawnArgs>(
     // td_task_spawn 196.5 -> 188.5 instructions per node with one worker, 202 -> 200 with two,
     // for `team`; with the C policy's plain reading, `SpawnCArgs`, for both: 182.5 -> 172 with
     // one worker, 184 -> 171 with two).
+    // Always inlined: else the compiler called the single task's spawn (callgrind, F(22): 66
+    // instructions per node more with one worker).
     let plain = {
         #[inline(always)]
         |priority, closure: &RawClosure| spawn_task_at(place, None, priority, closure, false, what)
