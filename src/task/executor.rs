@@ -205,6 +205,10 @@ impl Holders {
 enum Ended {
     /// The task completed.
     Completed,
+    /// The task completed and made ready a task that waited on it, the one the caller's loop
+    /// would take next, without queuing it: the caller runs it now (`Place::complete_task_next`,
+    /// one worker only).
+    Woke(NonNull<TaskHeader>),
     /// The task respawned and was scheduled.
     Scheduled,
     /// The task respawned with no dependence at High priority and was not scheduled: the
@@ -317,9 +321,14 @@ impl Worker {
                     continue;
                 }
             }
-            if let Some(task) = self.find_task(shared, leader, place.access) {
-                self.share_on_request(shared);
-                self.execute(&place, task, Holders::Anyone, &mut single, false, None);
+            if let Some(mut task) = self.find_task(shared, leader, place.access) {
+                loop {
+                    self.share_on_request(shared);
+                    match self.execute(&place, task, Holders::Anyone, &mut single, false, None) {
+                        Ended::Woke(waiter) => task = waiter,
+                        _ => break,
+                    }
+                }
                 continue;
             }
             if self.take_mail() {
@@ -895,9 +904,10 @@ impl Worker {
     ) -> Ended {
         // SAFETY: we hold the task until it is scheduled or completed.
         let t = unsafe { task.as_ref() };
-        // The dependence held since the previous respawn is complete: let it go. The field
-        // keeps it: only the end of the task's next run reads it, and a respawn writes it
-        // anew (below), a completion leaves no next run.
+        // The dependence held since the previous respawn is complete: let it go (with one
+        // worker, its completion usually did, `Place::complete_task_next`). The field keeps it:
+        // only the end of the task's next run reads it, and a respawn writes it anew (below), a
+        // completion leaves no next run.
         // SAFETY: the executing thread holds the task.
         let held = unsafe { t.dependence() };
         if let Some(held) = NonNull::new(held) {
@@ -956,6 +966,12 @@ impl Worker {
                     }
                 }
                 match holders {
+                    // With one worker (a constant test where the place's access is).
+                    Holders::Anyone if place.access == Access::Exclusive => {
+                        if let Some(next) = place.complete_task_next(task) {
+                            return Ended::Woke(next);
+                        }
+                    }
                     Holders::Anyone => place.complete_task(task),
                     Holders::CallerOnly => place.complete_task_run_ahead(task),
                 }
@@ -983,8 +999,12 @@ impl Worker {
             let place = &Place::exclusive(shared, self);
             let record = ExecutionRecord::new();
             let mut single = SingleRuns::new(place, self, &record);
-            while let Some(task) = self.find_task(place.shared, true, place.access) {
-                self.execute(place, task, Holders::Anyone, &mut single, false, None);
+            let mut next = self.find_task(place.shared, true, place.access);
+            while let Some(task) = next {
+                next = match self.execute(place, task, Holders::Anyone, &mut single, false, None) {
+                    Ended::Woke(waiter) => Some(waiter),
+                    _ => self.find_task(place.shared, true, place.access),
+                };
             }
         });
     }
