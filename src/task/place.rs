@@ -649,9 +649,13 @@ impl<'a> Place<'a> {
         debug_assert!(closed.is_some(), "a task completed twice");
         // The task is not touched again unless nobody else holds it (`Closed`).
         if let Some(closed) = closed {
-            if let Some(first) = NonNull::new(closed.waiters) {
-                // Waiters pushed between the look above and the close (shared access only).
-                self.out_of_line(|place| place.schedule_waiters(first.as_ptr()));
+            // Waiters pushed between the look above and the close: none with one worker,
+            // where the test is a constant (callgrind, F(22), one worker: `run_ready_tasks`
+            // 123.9 -> 121.4 instructions per node).
+            if self.access == Access::Shared {
+                if let Some(first) = NonNull::new(closed.waiters) {
+                    self.out_of_line(|place| place.schedule_waiters(first.as_ptr()));
+                }
             }
             if closed.orphaned {
                 self.free(task);
