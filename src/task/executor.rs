@@ -226,9 +226,12 @@ enum Ended {
 /// context, every use of its fields after the call would load them again, and in
 /// `run_ready_tasks` they are constants. (No call receives `place` itself: out-of-line steps
 /// take its fields, `Place::out_of_line`. A worker's place never sets `scheduler_unused`.)
+/// The loop passes the context's record beside it (`execute`), not in this struct: the task
+/// function can reach the context, so a field beside it was loaded again after each run, where
+/// the loop's own reference is an address on its stack (callgrind, F(22): `run_ready_tasks`
+/// 121.4 -> 119.4 instructions per node with one worker, `run_ahead_for` 127 -> 125 with two).
 pub(crate) struct SingleRuns<'a> {
     context: TaskContext<'a>,
-    record: &'a ExecutionRecord,
 }
 
 impl<'a> SingleRuns<'a> {
@@ -238,7 +241,6 @@ impl<'a> SingleRuns<'a> {
         let member = worker.single_team.member(0, 0, 1);
         SingleRuns {
             context: TaskContext::new(place, NonNull::dangling(), member, record),
-            record,
         }
     }
 }
@@ -324,7 +326,15 @@ impl Worker {
             if let Some(mut task) = self.find_task(shared, leader, place.access) {
                 loop {
                     self.share_on_request(shared);
-                    match self.execute(&place, task, Holders::Anyone, &mut single, false, None) {
+                    match self.execute(
+                        &place,
+                        task,
+                        Holders::Anyone,
+                        &mut single,
+                        &record,
+                        false,
+                        None,
+                    ) {
                         Ended::Woke(waiter) => task = waiter,
                         _ => break,
                     }
@@ -736,17 +746,19 @@ impl Worker {
     /// loops (`run_loop`, `run_ready_tasks`, `run_ahead_for`), so that a task's run costs no call
     /// and no saving of registers of its own: with one worker nearly every task runs in
     /// `run_ready_tasks`, where this saved 21 instructions per Fibonacci node. `single` is the
-    /// loop's context for single tasks (`SingleRuns`). `again`: the task comes from the
+    /// loop's context for single tasks (`SingleRuns`), `record` its record. `again`: the task comes from the
     /// private queues, and may run again at once (`finish`). `entered`: the running task the
     /// loop found when it made `single`'s the running one for all its runs (`enter_runs`), if
     /// it did.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn execute(
         &self,
         place: &Place<'_>,
         task: NonNull<TaskHeader>,
         holders: Holders,
         single: &mut SingleRuns<'_>,
+        record: &ExecutionRecord,
         again: bool,
         entered: Option<Running>,
     ) -> Ended {
@@ -764,16 +776,9 @@ impl Worker {
             if entered.is_some() {
                 self.call_function(task, &single.context);
             } else {
-                self.run_with(task, &single.context, single.record);
+                self.run_with(task, &single.context, record);
             }
-            self.finish(
-                place,
-                task,
-                single.record.take_respawn(),
-                holders,
-                again,
-                entered,
-            )
+            self.finish(place, task, record.take_respawn(), holders, again, entered)
         } else if shared.team_size > 1 {
             // The team's other members must be running (module comment, "Starting alone").
             self.recruit(shared);
@@ -802,7 +807,7 @@ impl Worker {
         ended
     }
 
-    /// Makes `single`'s context and record the running ones (`Owned::context`, `Owned::record`)
+    /// Makes `single`'s context and `record` the running ones (`Owned::context`, `Owned::record`)
     /// for every run of `run_ahead_for`'s loop, which runs inside a task's run, instead of at
     /// each run; the outer task's come back when the hold drops, and while a destroy callback
     /// runs (`finish`). Between the loop's runs, only the callbacks run code that can look (a
@@ -814,8 +819,12 @@ impl Worker {
     /// 139.5 -> 135.0). Not in `run_ready_tasks` (one worker), where the compiler then kept
     /// more in memory: 147.9 -> 149.9.
     #[inline(always)]
-    fn enter_runs<'w>(&'w self, single: &SingleRuns<'_>) -> EnteredRuns<'w> {
-        let outer = self.replace_running(Running::of(&single.context, single.record));
+    fn enter_runs<'w>(
+        &'w self,
+        single: &SingleRuns<'_>,
+        record: &ExecutionRecord,
+    ) -> EnteredRuns<'w> {
+        let outer = self.replace_running(Running::of(&single.context, record));
         EnteredRuns {
             worker: self,
             outer,
@@ -1001,7 +1010,15 @@ impl Worker {
             let mut single = SingleRuns::new(place, self, &record);
             let mut next = self.find_task(place.shared, true, place.access);
             while let Some(task) = next {
-                next = match self.execute(place, task, Holders::Anyone, &mut single, false, None) {
+                next = match self.execute(
+                    place,
+                    task,
+                    Holders::Anyone,
+                    &mut single,
+                    &record,
+                    false,
+                    None,
+                ) {
                     Ended::Woke(waiter) => Some(waiter),
                     _ => self.find_task(place.shared, true, place.access),
                 };
@@ -1064,7 +1081,7 @@ impl Worker {
             let place = &Place::shared_worker(shared, self);
             let record = ExecutionRecord::new();
             let mut single = SingleRuns::new(place, self, &record);
-            let entered = self.enter_runs(&single);
+            let entered = self.enter_runs(&single, &record);
             // Two elements, a task's two children, are the usual case: compared without a
             // loop (callgrind, F(22), two workers: 133.0 -> 130.5 instructions per node here).
             let element = |t: *mut TaskHeader| match *elements {
@@ -1093,7 +1110,7 @@ impl Worker {
                 // workers: 214.3 -> 173.0 in this function).
                 let holders = Holders::of(CALLER_ONLY);
                 let outer = Some(entered.outer);
-                let ended = self.execute(place, task, holders, &mut single, true, outer);
+                let ended = self.execute(place, task, holders, &mut single, &record, true, outer);
                 if ended == Ended::Completed {
                     not_completed_here -= 1;
                     if not_completed_here == 0 {
