@@ -245,36 +245,29 @@ impl<'a> SingleRuns<'a> {
     }
 }
 
-/// The record and the context of the task the worker's thread runs now (`Owned::record`,
-/// `Owned::context`).
+/// The context of the running task that `Worker::run_ahead_for` lends to every task it runs,
+/// and that task (`owner`), whose context it is again when this is dropped.
 #[derive(Clone, Copy)]
-struct Running {
-    record: *const ExecutionRecord,
-    context: *const (),
+struct Lent<'c, 'a> {
+    context: &'c TaskContext<'a>,
+    owner: NonNull<TaskHeader>,
 }
 
-impl Running {
-    /// A run with `context`, whose record is `record`.
+impl Lent<'_, '_> {
+    /// Makes the context its owner's again.
     #[inline(always)]
-    fn of(context: &TaskContext<'_>, record: &ExecutionRecord) -> Running {
-        Running {
-            record,
-            context: (context as *const TaskContext<'_>).cast(),
-        }
+    fn give_back(&self) {
+        self.context.set_task(self.owner);
     }
 }
 
-/// A loop's hold on the worker's running task (`Worker::enter_runs`): gives back the one it
-/// found (`outer`) when dropped.
-struct EnteredRuns<'w> {
-    worker: &'w Worker,
-    outer: Running,
-}
+/// Gives a lent context back to its owner when dropped.
+struct Lending<'c, 'a>(Lent<'c, 'a>);
 
-impl Drop for EnteredRuns<'_> {
+impl Drop for Lending<'_, '_> {
     #[inline(always)]
     fn drop(&mut self) {
-        self.worker.replace_running(self.outer);
+        self.0.give_back();
     }
 }
 
@@ -306,7 +299,7 @@ impl Worker {
         let _current = CurrentWorker::enter(shared, self);
         let place = Place::worker(shared, self);
         let record = ExecutionRecord::new();
-        let mut single = SingleRuns::new(&place, self, &record);
+        let single = SingleRuns::new(&place, self, &record);
         let team = self.team(shared);
         let team_rank = self.rank % shared.team_size;
         let leader = team_rank == 0;
@@ -330,7 +323,7 @@ impl Worker {
                         &place,
                         task,
                         Holders::Anyone,
-                        &mut single,
+                        &single.context,
                         &record,
                         false,
                         None,
@@ -746,10 +739,10 @@ impl Worker {
     /// loops (`run_loop`, `run_ready_tasks`, `run_ahead_for`), so that a task's run costs no call
     /// and no saving of registers of its own: with one worker nearly every task runs in
     /// `run_ready_tasks`, where this saved 21 instructions per Fibonacci node. `single` is the
-    /// loop's context for single tasks (`SingleRuns`), `record` its record. `again`: the task comes from the
-    /// private queues, and may run again at once (`finish`). `entered`: the running task the
-    /// loop found when it made `single`'s the running one for all its runs (`enter_runs`), if
-    /// it did.
+    /// loop's context for single tasks (`SingleRuns`, or a running task's, `lent`), `record` its
+    /// record. `again`: the task comes from the private queues, and may run again at once
+    /// (`finish`). `lent`: `single` is the running task's context, lent by `run_ahead_for`,
+    /// and so the running one already.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn execute(
@@ -757,10 +750,10 @@ impl Worker {
         place: &Place<'_>,
         task: NonNull<TaskHeader>,
         holders: Holders,
-        single: &mut SingleRuns<'_>,
+        single: &TaskContext<'_>,
         record: &ExecutionRecord,
         again: bool,
-        entered: Option<Running>,
+        lent: Option<Lent<'_, '_>>,
     ) -> Ended {
         let shared = place.shared;
         // SAFETY: a ready task is alive (incomplete hold) and ours until we complete it.
@@ -772,13 +765,21 @@ impl Worker {
         debug_assert!(!again || !t.is_team());
         let team_task = !again && t.is_team();
         let ended = if !team_task {
-            single.context.set_task(task);
-            if entered.is_some() {
-                self.call_function(task, &single.context);
-            } else {
-                self.run_with(task, &single.context, record);
-            }
-            self.finish(place, task, record.take_respawn(), holders, again, entered)
+            single.set_task(task);
+            // A lent context's record is read from it after the run, where a reference
+            // beside it took a register or a stack slot across the loop (`run_ahead_for`
+            // 121 -> 118.5 instructions per node).
+            let record = match lent {
+                Some(lent) => {
+                    self.call_function(task, single);
+                    lent.context.record()
+                }
+                None => {
+                    self.run_with(task, single, record);
+                    record
+                }
+            };
+            self.finish(place, task, record.take_respawn(), holders, again, lent)
         } else if shared.team_size > 1 {
             // The team's other members must be running (module comment, "Starting alone").
             self.recruit(shared);
@@ -793,53 +794,18 @@ impl Worker {
                 team.record.take_respawn(),
                 holders,
                 false,
-                entered,
+                lent,
             )
         } else {
             let record = ExecutionRecord::new();
             let member = self.team(shared).team.member(0, 0, 1);
             let context = TaskContext::new(place, task, member, &record);
             self.run_with(task, &context, &record);
-            self.finish(place, task, record.take_respawn(), holders, false, entered)
+            self.finish(place, task, record.take_respawn(), holders, false, lent)
         };
         // SAFETY: the worker's thread; a short borrow.
         unsafe { self.owned().counters.executions += 1 };
         ended
-    }
-
-    /// Makes `single`'s context and `record` the running ones (`Owned::context`, `Owned::record`)
-    /// for every run of `run_ahead_for`'s loop, which runs inside a task's run, instead of at
-    /// each run; the outer task's come back when the hold drops, and while a destroy callback
-    /// runs (`finish`). Between the loop's runs, only the callbacks run code that can look (a
-    /// task function nested in one of them gives the loop's back when it returns), so nothing
-    /// else sees the difference: the loop's record has no respawn request then, like the outer
-    /// task's (`respawn_when_all` asks after its run-ahead), and `Worker::has_second_task`
-    /// finds a running task either way. At each run, the exchange cost 4.5 instructions per
-    /// Fibonacci node on two workers (callgrind, F(22): `Worker::run_ahead_for`
-    /// 139.5 -> 135.0). Not in `run_ready_tasks` (one worker), where the compiler then kept
-    /// more in memory: 147.9 -> 149.9.
-    #[inline(always)]
-    fn enter_runs<'w>(
-        &'w self,
-        single: &SingleRuns<'_>,
-        record: &ExecutionRecord,
-    ) -> EnteredRuns<'w> {
-        let outer = self.replace_running(Running::of(&single.context, record));
-        EnteredRuns {
-            worker: self,
-            outer,
-        }
-    }
-
-    /// Makes `running` the worker's running task; returns the one it replaces.
-    #[inline(always)]
-    fn replace_running(&self, running: Running) -> Running {
-        // SAFETY: the worker's thread; a short borrow.
-        let owned = unsafe { self.owned() };
-        Running {
-            record: std::mem::replace(&mut owned.record, running.record),
-            context: std::mem::replace(&mut owned.context, running.context),
-        }
     }
 
     /// Runs a task alone (a single task, or a team task of a team of one) with `context`, whose
@@ -885,7 +851,7 @@ impl Worker {
         unsafe { self.owned().context = outer };
     }
 
-    /// `call` where `context` is the running context already (`enter_runs`).
+    /// `call` where `context` is the running context already (a lent one, `run_ahead_for`).
     #[inline(always)]
     fn call_function(&self, task: NonNull<TaskHeader>, context: &TaskContext<'_>) {
         // SAFETY: a task's header holds the function of the closure it was spawned with
@@ -900,7 +866,7 @@ impl Worker {
     /// After a run: respawn the task (000 §2.2.1) or complete it (000 §2.3.1). With `again`
     /// (a single task, which a private queue holds when ready), a task that respawns at High
     /// priority with no dependence is not scheduled: the caller runs it again at once, as the
-    /// one it would take next (`Ended::RunsAgain`). `entered` as for `execute`.
+    /// one it would take next (`Ended::RunsAgain`). `lent` as for `execute`.
     #[inline(always)]
     fn finish(
         &self,
@@ -909,7 +875,7 @@ impl Worker {
         respawn: Option<Respawn>,
         holders: Holders,
         again: bool,
-        entered: Option<Running>,
+        lent: Option<Lent<'_, '_>>,
     ) -> Ended {
         // SAFETY: we hold the task until it is scheduled or completed.
         let t = unsafe { task.as_ref() };
@@ -966,13 +932,13 @@ impl Worker {
                 // it holds are released before anything waiting on the task runs.
                 if let Some(destroy) = t.destroy_function() {
                     // The task's run has ended: the callback sees the running task a run
-                    // outside the loop would (`enter_runs`), and its context is refused.
-                    let ours = entered.map(|outer| self.replace_running(outer));
+                    // outside the loop would, with a lent context its owner (the next run
+                    // sets its own task).
+                    if let Some(lent) = lent {
+                        lent.give_back();
+                    }
                     // SAFETY: the state was built for this callback; it runs once, here.
                     unsafe { destroy(TaskHeader::state_ptr(task).cast()) };
-                    if let Some(ours) = ours {
-                        self.replace_running(ours);
-                    }
                 }
                 match holders {
                     // With one worker (a constant test where the place's access is).
@@ -1007,14 +973,14 @@ impl Worker {
         self.nested(|| {
             let place = &Place::exclusive(shared, self);
             let record = ExecutionRecord::new();
-            let mut single = SingleRuns::new(place, self, &record);
+            let single = SingleRuns::new(place, self, &record);
             let mut next = self.find_task(place.shared, true, place.access);
             while let Some(task) = next {
                 next = match self.execute(
                     place,
                     task,
                     Holders::Anyone,
-                    &mut single,
+                    &single.context,
                     &record,
                     false,
                     None,
@@ -1039,22 +1005,29 @@ impl Worker {
     /// Only elements run, at most twice each: a task that the caller's code after the call is
     /// to unblock (tasks should not need one, but a test gate does) never runs here, and an
     /// element that keeps respawning does not keep the worker here. Nesting is bounded
-    /// (`MAX_NESTING`). The caller holds every non-null entity of `elements`; `holders` says
-    /// whether others may use them through its references meanwhile. Returns true when they
-    /// have all completed (false says nothing: the caller looks).
+    /// (`MAX_NESTING`). `context` is the calling task's, a single task's; the caller holds
+    /// every non-null entity of `elements`; `holders` says whether others may use them through
+    /// its references meanwhile. Returns true when they have all completed (false says
+    /// nothing: the caller looks).
     #[inline(always)]
     pub(crate) fn run_ahead(
         &self,
-        shared: &Shared,
+        context: &TaskContext<'_>,
         elements: &[*mut TaskHeader],
         holders: Holders,
     ) -> bool {
+        // A team task in a team of one (`execute`) does not lend its context: its member is
+        // its team's, not the single tasks' (`Worker::single_team`).
+        // SAFETY: the running task is alive.
+        if unsafe { context.task().as_ref() }.is_team() {
+            return false;
+        }
         // One copy for each, so that the completions inlined into it know which they are: a
         // value tested at run time inlined both, and the compiler then kept the loop's body out
         // of line (+50 instructions per Fibonacci node on two workers, callgrind).
         match holders {
-            Holders::Anyone => self.run_ahead_for::<false>(shared, elements),
-            Holders::CallerOnly => self.run_ahead_for::<true>(shared, elements),
+            Holders::Anyone => self.run_ahead_for::<false>(context, elements),
+            Holders::CallerOnly => self.run_ahead_for::<true>(context, elements),
         }
     }
 
@@ -1062,9 +1035,10 @@ impl Worker {
     #[inline(never)]
     fn run_ahead_for<const CALLER_ONLY: bool>(
         &self,
-        shared: &Shared,
+        context: &TaskContext<'_>,
         elements: &[*mut TaskHeader],
     ) -> bool {
+        let shared = context.shared();
         let mut all_complete = false;
         self.nested(|| {
             // Each completion here is that of another element (a task completes once, and the
@@ -1079,9 +1053,31 @@ impl Worker {
             // constant, so that the executions inlined below test it no more than
             // `run_ready_tasks`' do.
             let place = &Place::shared_worker(shared, self);
-            let record = ExecutionRecord::new();
-            let mut single = SingleRuns::new(place, self, &record);
-            let entered = self.enter_runs(&single, &record);
+            // Every task runs with the calling task's context and record, the running ones
+            // already, and its task set (`Lent`); the caller's context is its own again when
+            // this returns, and while a destroy callback runs (`finish`). Between the runs only
+            // the callbacks run code that can look, and they see the caller's, as they saw it
+            // when each run here had a context of the loop's, made the running one for the
+            // loop (`Owned::context`, `Owned::record`): the caller's record holds no respawn
+            // request during the call (`respawn_when_all` asks after its run-ahead), and taking
+            // a run's request leaves it so again. The caller's context, the place of a worker
+            // of a wait with several workers, is what a loop's would be; so is its member, the
+            // single tasks' team of one (`run_ahead`). A context of the loop's, built, made
+            // the running one and given back at each call, cost two workers 5.5 instructions
+            // per Fibonacci node more (callgrind, F(22): `Worker::run_ahead_for` 125 -> 118.5,
+            // with the record read from the context after each run, `execute`;
+            // `td_task_respawn_when_all_private` 58.5 -> 59.5, `run_ahead`'s test). One misuse
+            // the check of a context (`TaskContext::check`) no longer tells: a task run here
+            // that keeps its context and uses it after its run, in its destroy callback or in a
+            // later task run here, acts on the task that context belongs to then, the caller or
+            // that later task, as a context kept past its call whose address a later context
+            // occupies does (context.rs).
+            let record = context.record();
+            let lent = Lent {
+                context,
+                owner: context.task(),
+            };
+            let _lending = Lending(lent);
             // Two elements, a task's two children, are the usual case: compared without a
             // loop (callgrind, F(22), two workers: 133.0 -> 130.5 instructions per node here).
             let element = |t: *mut TaskHeader| match *elements {
@@ -1109,8 +1105,7 @@ impl Worker {
                 // cost 41 instructions per Fibonacci node more (callgrind, F(22), two
                 // workers: 214.3 -> 173.0 in this function).
                 let holders = Holders::of(CALLER_ONLY);
-                let outer = Some(entered.outer);
-                let ended = self.execute(place, task, holders, &mut single, &record, true, outer);
+                let ended = self.execute(place, task, holders, context, record, true, Some(lent));
                 if ended == Ended::Completed {
                     not_completed_here -= 1;
                     if not_completed_here == 0 {
