@@ -261,6 +261,27 @@ impl Lent<'_, '_> {
     }
 }
 
+/// The record and the context of the task the worker's thread runs now (`Owned::record`,
+/// `Owned::context`).
+#[derive(Clone, Copy)]
+struct Running {
+    record: *const ExecutionRecord,
+    context: *const (),
+}
+
+/// How `Worker::execute` makes a single task's context and record the running ones.
+#[derive(Clone, Copy)]
+enum Calls<'c, 'a> {
+    /// Gives back after each run these, the running ones the loop found when it started: a
+    /// task function, a nested loop or anything else the loop runs between its runs gives back
+    /// what it changes before it returns, so they stay the same for the whole loop. Read once,
+    /// where saving them at each run (`run_with`) took a load and a store of both (callgrind,
+    /// F(22), one worker: `run_ready_tasks` 119.4 -> 117.4 instructions per node).
+    Restore(Running),
+    /// The context is a running task's, lent (`run_ahead_for`), and so the running one already.
+    Lent(Lent<'c, 'a>),
+}
+
 /// Gives a lent context back to its owner when dropped.
 struct Lending<'c, 'a>(Lent<'c, 'a>);
 
@@ -300,6 +321,7 @@ impl Worker {
         let place = Place::worker(shared, self);
         let record = ExecutionRecord::new();
         let single = SingleRuns::new(&place, self, &record);
+        let outer = self.running();
         let team = self.team(shared);
         let team_rank = self.rank % shared.team_size;
         let leader = team_rank == 0;
@@ -326,7 +348,7 @@ impl Worker {
                         &single.context,
                         &record,
                         false,
-                        None,
+                        Calls::Restore(outer),
                     ) {
                         Ended::Woke(waiter) => task = waiter,
                         _ => break,
@@ -739,10 +761,9 @@ impl Worker {
     /// loops (`run_loop`, `run_ready_tasks`, `run_ahead_for`), so that a task's run costs no call
     /// and no saving of registers of its own: with one worker nearly every task runs in
     /// `run_ready_tasks`, where this saved 21 instructions per Fibonacci node. `single` is the
-    /// loop's context for single tasks (`SingleRuns`, or a running task's, `lent`), `record` its
-    /// record. `again`: the task comes from the private queues, and may run again at once
-    /// (`finish`). `lent`: `single` is the running task's context, lent by `run_ahead_for`,
-    /// and so the running one already.
+    /// loop's context for single tasks (`SingleRuns`, or a running task's, `Calls::Lent`),
+    /// `record` its record. `again`: the task comes from the private queues, and may run again
+    /// at once (`finish`). `calls`: how `single` and `record` become the running ones.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn execute(
@@ -753,9 +774,13 @@ impl Worker {
         single: &TaskContext<'_>,
         record: &ExecutionRecord,
         again: bool,
-        lent: Option<Lent<'_, '_>>,
+        calls: Calls<'_, '_>,
     ) -> Ended {
         let shared = place.shared;
+        let lent = match calls {
+            Calls::Lent(lent) => Some(lent),
+            _ => None,
+        };
         // SAFETY: a ready task is alive (incomplete hold) and ours until we complete it.
         let t = unsafe { task.as_ref() };
         // With `again` the task comes from the private queues, which hold single tasks only
@@ -769,13 +794,19 @@ impl Worker {
             // A lent context's record is read from it after the run, where a reference
             // beside it took a register or a stack slot across the loop (`run_ahead_for`
             // 121 -> 118.5 instructions per node).
-            let record = match lent {
-                Some(lent) => {
+            let record = match calls {
+                Calls::Lent(lent) => {
                     self.call_function(task, single);
                     lent.context.record()
                 }
-                None => {
-                    self.run_with(task, single, record);
+                Calls::Restore(outer) => {
+                    let address = single as *const TaskContext<'_>;
+                    self.set_running(Running {
+                        record,
+                        context: address.cast(),
+                    });
+                    self.call_function(task, single);
+                    self.set_running(outer);
                     record
                 }
             };
@@ -806,6 +837,26 @@ impl Worker {
         // SAFETY: the worker's thread; a short borrow.
         unsafe { self.owned().counters.executions += 1 };
         ended
+    }
+
+    /// Makes `running` the worker's running task.
+    #[inline(always)]
+    fn set_running(&self, running: Running) {
+        // SAFETY: the worker's thread; a short borrow.
+        let owned = unsafe { self.owned() };
+        owned.record = running.record;
+        owned.context = running.context;
+    }
+
+    /// The worker's running task.
+    #[inline(always)]
+    fn running(&self) -> Running {
+        // SAFETY: the worker's thread; a short borrow.
+        let owned = unsafe { self.owned() };
+        Running {
+            record: owned.record,
+            context: owned.context,
+        }
     }
 
     /// Runs a task alone (a single task, or a team task of a team of one) with `context`, whose
@@ -866,7 +917,8 @@ impl Worker {
     /// After a run: respawn the task (000 §2.2.1) or complete it (000 §2.3.1). With `again`
     /// (a single task, which a private queue holds when ready), a task that respawns at High
     /// priority with no dependence is not scheduled: the caller runs it again at once, as the
-    /// one it would take next (`Ended::RunsAgain`). `lent` as for `execute`.
+    /// one it would take next (`Ended::RunsAgain`). `lent`: the context `run_ahead_for` lent
+    /// to the task's run, if it did (`Calls::Lent`).
     #[inline(always)]
     fn finish(
         &self,
@@ -974,6 +1026,7 @@ impl Worker {
             let place = &Place::exclusive(shared, self);
             let record = ExecutionRecord::new();
             let single = SingleRuns::new(place, self, &record);
+            let outer = self.running();
             let mut next = self.find_task(place.shared, true, place.access);
             while let Some(task) = next {
                 next = match self.execute(
@@ -983,7 +1036,7 @@ impl Worker {
                     &single.context,
                     &record,
                     false,
-                    None,
+                    Calls::Restore(outer),
                 ) {
                     Ended::Woke(waiter) => Some(waiter),
                     _ => self.find_task(place.shared, true, place.access),
@@ -1105,7 +1158,15 @@ impl Worker {
                 // cost 41 instructions per Fibonacci node more (callgrind, F(22), two
                 // workers: 214.3 -> 173.0 in this function).
                 let holders = Holders::of(CALLER_ONLY);
-                let ended = self.execute(place, task, holders, context, record, true, Some(lent));
+                let ended = self.execute(
+                    place,
+                    task,
+                    holders,
+                    context,
+                    record,
+                    true,
+                    Calls::Lent(lent),
+                );
                 if ended == Ended::Completed {
                     not_completed_here -= 1;
                     if not_completed_here == 0 {
