@@ -104,7 +104,7 @@ unsafe impl Versioned for td_task_closure {
 /// # Safety
 /// As for `read_versioned`.
 #[inline(always)]
-unsafe fn current_version<'p, T: Versioned>(ptr: *const T) -> Option<&'p T> {
+pub(crate) unsafe fn current_version<'p, T: Versioned>(ptr: *const T) -> Option<&'p T> {
     if !ptr.is_null() && (ptr as *const usize).read_unaligned() == std::mem::size_of::<T>() {
         return Some(&*ptr);
     }
@@ -180,8 +180,12 @@ pub(crate) unsafe fn closure_arg(closure: *const td_task_closure) -> CResult<Raw
     versioned_arg(closure, "closure", |c| closure_fields(c))
 }
 
+/// `closure_arg` of a closure of our version (`current_version`).
+///
+/// # Safety
+/// As for `closure_arg`.
 #[inline(always)]
-unsafe fn closure_fields(c: &td_task_closure) -> CResult<RawClosure> {
+pub(crate) unsafe fn closure_fields(c: &td_task_closure) -> CResult<RawClosure> {
     let Some(function) = c.function else {
         return Err(null_argument("closure->function"));
     };

@@ -14,12 +14,13 @@ use super::future::{check_scheduler, Future};
 use super::header::{Access, TaskHeader, USER_REF};
 use super::place::Place;
 use super::scheduler::Shared;
-use super::spawn::{Policy, RawClosure, RawPolicy};
+use super::spawn::{Known, Policy, RawClosure, RawPolicy, SpawnArgs};
 use super::team_task::{ExecutionRecord, Respawn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::TeamMember;
 use crate::priority::Priority;
 use std::any::Any;
+use std::cell::Cell;
 use std::ptr::NonNull;
 
 /// `TaskContext::respawn_when_all_raw` runs ahead (`Worker::run_ahead`) only on at most this
@@ -91,7 +92,9 @@ pub struct TaskContext<'a> {
     /// context, so the executor's own place must not be reachable from it (its fields would be
     /// loaded again after the call), and a copy here is one pointer less to follow.
     place: Place<'a>,
-    task: NonNull<TaskHeader>,
+    /// A cell: the run-ahead of `respawn_when_all` lends the calling task's context to the
+    /// tasks it runs (`Worker::run_ahead`).
+    task: Cell<NonNull<TaskHeader>>,
     member: TeamMember<'a>,
     record: &'a ExecutionRecord,
     team_size: usize,
@@ -153,7 +156,7 @@ impl<'a> TaskContext<'a> {
     ) -> TaskContext<'a> {
         TaskContext {
             place: place.detached(),
-            task,
+            task: Cell::new(task),
             team_size: member.size(),
             member,
             record,
@@ -161,10 +164,22 @@ impl<'a> TaskContext<'a> {
     }
 
     /// Makes this the context of `task`, for a loop that gives each single task it runs the
-    /// same context (`executor::SingleRuns`).
+    /// same context (`executor::SingleRuns`, `Worker::run_ahead`).
     #[inline(always)]
-    pub(crate) fn set_task(&mut self, task: NonNull<TaskHeader>) {
-        self.task = task;
+    pub(crate) fn set_task(&self, task: NonNull<TaskHeader>) {
+        self.task.set(task);
+    }
+
+    /// The task whose context this is now.
+    #[inline(always)]
+    pub(crate) fn task(&self) -> NonNull<TaskHeader> {
+        self.task.get()
+    }
+
+    /// The record of this context's runs.
+    #[inline(always)]
+    pub(crate) fn record(&self) -> &'a ExecutionRecord {
+        self.record
     }
 
     /// Checks that `ctx` is the context of the task function the calling thread runs now, and
@@ -201,13 +216,13 @@ impl<'a> TaskContext<'a> {
 
     /// The task's result bytes, shared by the members of a team task.
     pub fn result_ptr(&self) -> *mut u8 {
-        TaskHeader::result_ptr(self.task)
+        TaskHeader::result_ptr(self.task.get())
     }
 
     /// Bytes of the task's result, as spawned.
     pub fn result_size(&self) -> usize {
         // SAFETY: the running task is alive.
-        unsafe { self.task.as_ref() }.size()
+        unsafe { self.task.get().as_ref() }.size()
     }
 
     /// Writes the task's result; its size must be the result size it was spawned with.
@@ -282,19 +297,19 @@ impl<'a> TaskContext<'a> {
         closure: &RawClosure,
         what: &str,
     ) -> Result<NonNull<TaskHeader>> {
-        self.spawn_raw_with(|| Ok((*policy, *closure)), what)
+        self.spawn_raw_with(Known { policy, closure }, what)
     }
 
-    /// `spawn_raw` with the policy and closure read by `args` (`spawn::spawn`).
+    /// `spawn_raw` with the policy and closure that `args` reads (`spawn::spawn`).
     ///
     /// # Safety
-    /// As for `spawn_raw`, for what `args` returns.
+    /// As for `spawn_raw`, for what `args` reads.
     #[inline(always)]
-    pub(crate) unsafe fn spawn_raw_with<E: From<Error>>(
+    pub(crate) unsafe fn spawn_raw_with<A: SpawnArgs>(
         &self,
-        args: impl FnOnce() -> std::result::Result<(RawPolicy, RawClosure), E>,
+        args: A,
         what: &str,
-    ) -> std::result::Result<NonNull<TaskHeader>, E> {
+    ) -> std::result::Result<NonNull<TaskHeader>, A::Error> {
         // A single task needs no claim, so nothing to give back: its own copy of the spawn
         // tests no `taken` flag once it has spawned (callgrind, F(22): td_task_spawn
         // 205.5 -> 203.5 instructions per node).
@@ -309,11 +324,11 @@ impl<'a> TaskContext<'a> {
     /// # Safety
     /// As for `spawn_raw_with`.
     #[inline(always)]
-    pub(crate) unsafe fn spawn_single_with<E: From<Error>>(
+    pub(crate) unsafe fn spawn_single_with<A: SpawnArgs>(
         &self,
-        args: impl FnOnce() -> std::result::Result<(RawPolicy, RawClosure), E>,
+        args: A,
         what: &str,
-    ) -> std::result::Result<NonNull<TaskHeader>, E> {
+    ) -> std::result::Result<NonNull<TaskHeader>, A::Error> {
         debug_assert!(self.is_single());
         super::spawn::spawn(&self.place, args, what)
     }
@@ -324,11 +339,11 @@ impl<'a> TaskContext<'a> {
     /// # Safety
     /// As for `spawn_raw_with`.
     #[inline(never)]
-    unsafe fn spawn_in_team<E: From<Error>>(
+    unsafe fn spawn_in_team<A: SpawnArgs>(
         &self,
-        args: impl FnOnce() -> std::result::Result<(RawPolicy, RawClosure), E>,
+        args: A,
         what: &str,
-    ) -> std::result::Result<NonNull<TaskHeader>, E> {
+    ) -> std::result::Result<NonNull<TaskHeader>, A::Error> {
         let taken = self.claim(what)?;
         let spawned = super::spawn::spawn(&self.place, args, what);
         self.record.give_back(taken, spawned)
@@ -362,7 +377,7 @@ impl<'a> TaskContext<'a> {
         what: &str,
     ) -> Result<()> {
         let taken = self.claim(what)?;
-        if dependence == Some(self.task) {
+        if dependence == Some(self.task.get()) {
             return self.record.give_back(taken, Err(own_future(what)));
         }
         let request = Respawn {
@@ -438,7 +453,7 @@ impl<'a> TaskContext<'a> {
     /// (`respawn_when_all_raw`).
     #[inline(always)]
     pub(crate) fn pending(&self) -> Pending {
-        Pending::new(self.task)
+        Pending::new(self.task.get())
     }
 
     /// `respawn_when_all` with validated entities of this scheduler (null entries skipped).
@@ -467,7 +482,7 @@ impl<'a> TaskContext<'a> {
         what: &str,
     ) -> Result<()> {
         let taken = self.claim(what)?;
-        let pending = Pending::of(deps, self.task);
+        let pending = Pending::of(deps, self.task.get());
         let single = self.is_single();
         let requested =
             self.respawn_when_all_claimed(deps, pending, priority, holders, single, what);
@@ -521,11 +536,11 @@ impl<'a> TaskContext<'a> {
         ) {
             // Elements that the worker would run next run now (`Worker::run_ahead`), and then
             // need no waiting for.
-            (incomplete, several) = if w.run_ahead(self.place.shared, deps, holders) {
+            (incomplete, several) = if w.run_ahead(self, deps, holders) {
                 (None, false)
             } else {
                 // The entries passed the test for `own` above.
-                let now = Pending::of(deps, self.task);
+                let now = Pending::of(deps, self.task.get());
                 (now.last, now.count > 1)
             };
         }

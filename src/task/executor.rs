@@ -205,6 +205,10 @@ impl Holders {
 enum Ended {
     /// The task completed.
     Completed,
+    /// The task completed and made ready a task that waited on it, the one the caller's loop
+    /// would take next, without queuing it: the caller runs it now (`Place::complete_task_next`,
+    /// one worker only).
+    Woke(NonNull<TaskHeader>),
     /// The task respawned and was scheduled.
     Scheduled,
     /// The task respawned with no dependence at High priority and was not scheduled: the
@@ -222,9 +226,12 @@ enum Ended {
 /// context, every use of its fields after the call would load them again, and in
 /// `run_ready_tasks` they are constants. (No call receives `place` itself: out-of-line steps
 /// take its fields, `Place::out_of_line`. A worker's place never sets `scheduler_unused`.)
+/// The loop passes the context's record beside it (`execute`), not in this struct: the task
+/// function can reach the context, so a field beside it was loaded again after each run, where
+/// the loop's own reference is an address on its stack (callgrind, F(22): `run_ready_tasks`
+/// 121.4 -> 119.4 instructions per node with one worker, `run_ahead_for` 127 -> 125 with two).
 pub(crate) struct SingleRuns<'a> {
     context: TaskContext<'a>,
-    record: &'a ExecutionRecord,
 }
 
 impl<'a> SingleRuns<'a> {
@@ -234,8 +241,23 @@ impl<'a> SingleRuns<'a> {
         let member = worker.single_team.member(0, 0, 1);
         SingleRuns {
             context: TaskContext::new(place, NonNull::dangling(), member, record),
-            record,
         }
+    }
+}
+
+/// The context of the running task that `Worker::run_ahead_for` lends to every task it runs,
+/// and that task (`owner`), whose context it is again when this is dropped.
+#[derive(Clone, Copy)]
+struct Lent<'c, 'a> {
+    context: &'c TaskContext<'a>,
+    owner: NonNull<TaskHeader>,
+}
+
+impl Lent<'_, '_> {
+    /// Makes the context its owner's again.
+    #[inline(always)]
+    fn give_back(&self) {
+        self.context.set_task(self.owner);
     }
 }
 
@@ -247,28 +269,26 @@ struct Running {
     context: *const (),
 }
 
-impl Running {
-    /// A run with `context`, whose record is `record`.
-    #[inline(always)]
-    fn of(context: &TaskContext<'_>, record: &ExecutionRecord) -> Running {
-        Running {
-            record,
-            context: (context as *const TaskContext<'_>).cast(),
-        }
-    }
+/// How `Worker::execute` makes a single task's context and record the running ones.
+#[derive(Clone, Copy)]
+enum Calls<'c, 'a> {
+    /// Gives back after each run these, the running ones the loop found when it started: a
+    /// task function, a nested loop or anything else the loop runs between its runs gives back
+    /// what it changes before it returns, so they stay the same for the whole loop. Read once,
+    /// where saving them at each run (`run_with`) took a load and a store of both (callgrind,
+    /// F(22), one worker: `run_ready_tasks` 119.4 -> 117.4 instructions per node).
+    Restore(Running),
+    /// The context is a running task's, lent (`run_ahead_for`), and so the running one already.
+    Lent(Lent<'c, 'a>),
 }
 
-/// A loop's hold on the worker's running task (`Worker::enter_runs`): gives back the one it
-/// found (`outer`) when dropped.
-struct EnteredRuns<'w> {
-    worker: &'w Worker,
-    outer: Running,
-}
+/// Gives a lent context back to its owner when dropped.
+struct Lending<'c, 'a>(Lent<'c, 'a>);
 
-impl Drop for EnteredRuns<'_> {
+impl Drop for Lending<'_, '_> {
     #[inline(always)]
     fn drop(&mut self) {
-        self.worker.replace_running(self.outer);
+        self.0.give_back();
     }
 }
 
@@ -300,7 +320,8 @@ impl Worker {
         let _current = CurrentWorker::enter(shared, self);
         let place = Place::worker(shared, self);
         let record = ExecutionRecord::new();
-        let mut single = SingleRuns::new(&place, self, &record);
+        let single = SingleRuns::new(&place, self, &record);
+        let outer = self.running();
         let team = self.team(shared);
         let team_rank = self.rank % shared.team_size;
         let leader = team_rank == 0;
@@ -317,9 +338,22 @@ impl Worker {
                     continue;
                 }
             }
-            if let Some(task) = self.find_task(shared, leader, place.access) {
-                self.share_on_request(shared);
-                self.execute(&place, task, Holders::Anyone, &mut single, false, None);
+            if let Some(mut task) = self.find_task(shared, leader, place.access) {
+                loop {
+                    self.share_on_request(shared);
+                    match self.execute(
+                        &place,
+                        task,
+                        Holders::Anyone,
+                        &single.context,
+                        &record,
+                        false,
+                        Calls::Restore(outer),
+                    ) {
+                        Ended::Woke(waiter) => task = waiter,
+                        _ => break,
+                    }
+                }
                 continue;
             }
             if self.take_mail() {
@@ -727,21 +761,26 @@ impl Worker {
     /// loops (`run_loop`, `run_ready_tasks`, `run_ahead_for`), so that a task's run costs no call
     /// and no saving of registers of its own: with one worker nearly every task runs in
     /// `run_ready_tasks`, where this saved 21 instructions per Fibonacci node. `single` is the
-    /// loop's context for single tasks (`SingleRuns`). `again`: the task comes from the
-    /// private queues, and may run again at once (`finish`). `entered`: the running task the
-    /// loop found when it made `single`'s the running one for all its runs (`enter_runs`), if
-    /// it did.
+    /// loop's context for single tasks (`SingleRuns`, or a running task's, `Calls::Lent`),
+    /// `record` its record. `again`: the task comes from the private queues, and may run again
+    /// at once (`finish`). `calls`: how `single` and `record` become the running ones.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn execute(
         &self,
         place: &Place<'_>,
         task: NonNull<TaskHeader>,
         holders: Holders,
-        single: &mut SingleRuns<'_>,
+        single: &TaskContext<'_>,
+        record: &ExecutionRecord,
         again: bool,
-        entered: Option<Running>,
+        calls: Calls<'_, '_>,
     ) -> Ended {
         let shared = place.shared;
+        let lent = match calls {
+            Calls::Lent(lent) => Some(lent),
+            _ => None,
+        };
         // SAFETY: a ready task is alive (incomplete hold) and ours until we complete it.
         let t = unsafe { task.as_ref() };
         // With `again` the task comes from the private queues, which hold single tasks only
@@ -751,20 +790,27 @@ impl Worker {
         debug_assert!(!again || !t.is_team());
         let team_task = !again && t.is_team();
         let ended = if !team_task {
-            single.context.set_task(task);
-            if entered.is_some() {
-                self.call_function(task, &single.context);
-            } else {
-                self.run_with(task, &single.context, single.record);
-            }
-            self.finish(
-                place,
-                task,
-                single.record.take_respawn(),
-                holders,
-                again,
-                entered,
-            )
+            single.set_task(task);
+            // A lent context's record is read from it after the run, where a reference
+            // beside it took a register or a stack slot across the loop (`run_ahead_for`
+            // 121 -> 118.5 instructions per node).
+            let record = match calls {
+                Calls::Lent(lent) => {
+                    self.call_function(task, single);
+                    lent.context.record()
+                }
+                Calls::Restore(outer) => {
+                    let address = single as *const TaskContext<'_>;
+                    self.set_running(Running {
+                        record,
+                        context: address.cast(),
+                    });
+                    self.call_function(task, single);
+                    self.set_running(outer);
+                    record
+                }
+            };
+            self.finish(place, task, record.take_respawn(), holders, again, lent)
         } else if shared.team_size > 1 {
             // The team's other members must be running (module comment, "Starting alone").
             self.recruit(shared);
@@ -779,48 +825,37 @@ impl Worker {
                 team.record.take_respawn(),
                 holders,
                 false,
-                entered,
+                lent,
             )
         } else {
             let record = ExecutionRecord::new();
             let member = self.team(shared).team.member(0, 0, 1);
             let context = TaskContext::new(place, task, member, &record);
             self.run_with(task, &context, &record);
-            self.finish(place, task, record.take_respawn(), holders, false, entered)
+            self.finish(place, task, record.take_respawn(), holders, false, lent)
         };
         // SAFETY: the worker's thread; a short borrow.
         unsafe { self.owned().counters.executions += 1 };
         ended
     }
 
-    /// Makes `single`'s context and record the running ones (`Owned::context`, `Owned::record`)
-    /// for every run of `run_ahead_for`'s loop, which runs inside a task's run, instead of at
-    /// each run; the outer task's come back when the hold drops, and while a destroy callback
-    /// runs (`finish`). Between the loop's runs, only the callbacks run code that can look (a
-    /// task function nested in one of them gives the loop's back when it returns), so nothing
-    /// else sees the difference: the loop's record has no respawn request then, like the outer
-    /// task's (`respawn_when_all` asks after its run-ahead), and `Worker::has_second_task`
-    /// finds a running task either way. At each run, the exchange cost 4.5 instructions per
-    /// Fibonacci node on two workers (callgrind, F(22): `Worker::run_ahead_for`
-    /// 139.5 -> 135.0). Not in `run_ready_tasks` (one worker), where the compiler then kept
-    /// more in memory: 147.9 -> 149.9.
+    /// Makes `running` the worker's running task.
     #[inline(always)]
-    fn enter_runs<'w>(&'w self, single: &SingleRuns<'_>) -> EnteredRuns<'w> {
-        let outer = self.replace_running(Running::of(&single.context, single.record));
-        EnteredRuns {
-            worker: self,
-            outer,
-        }
+    fn set_running(&self, running: Running) {
+        // SAFETY: the worker's thread; a short borrow.
+        let owned = unsafe { self.owned() };
+        owned.record = running.record;
+        owned.context = running.context;
     }
 
-    /// Makes `running` the worker's running task; returns the one it replaces.
+    /// The worker's running task.
     #[inline(always)]
-    fn replace_running(&self, running: Running) -> Running {
+    fn running(&self) -> Running {
         // SAFETY: the worker's thread; a short borrow.
         let owned = unsafe { self.owned() };
         Running {
-            record: std::mem::replace(&mut owned.record, running.record),
-            context: std::mem::replace(&mut owned.context, running.context),
+            record: owned.record,
+            context: owned.context,
         }
     }
 
@@ -867,7 +902,7 @@ impl Worker {
         unsafe { self.owned().context = outer };
     }
 
-    /// `call` where `context` is the running context already (`enter_runs`).
+    /// `call` where `context` is the running context already (a lent one, `run_ahead_for`).
     #[inline(always)]
     fn call_function(&self, task: NonNull<TaskHeader>, context: &TaskContext<'_>) {
         // SAFETY: a task's header holds the function of the closure it was spawned with
@@ -882,7 +917,8 @@ impl Worker {
     /// After a run: respawn the task (000 §2.2.1) or complete it (000 §2.3.1). With `again`
     /// (a single task, which a private queue holds when ready), a task that respawns at High
     /// priority with no dependence is not scheduled: the caller runs it again at once, as the
-    /// one it would take next (`Ended::RunsAgain`). `entered` as for `execute`.
+    /// one it would take next (`Ended::RunsAgain`). `lent`: the context `run_ahead_for` lent
+    /// to the task's run, if it did (`Calls::Lent`).
     #[inline(always)]
     fn finish(
         &self,
@@ -891,13 +927,14 @@ impl Worker {
         respawn: Option<Respawn>,
         holders: Holders,
         again: bool,
-        entered: Option<Running>,
+        lent: Option<Lent<'_, '_>>,
     ) -> Ended {
         // SAFETY: we hold the task until it is scheduled or completed.
         let t = unsafe { task.as_ref() };
-        // The dependence held since the previous respawn is complete: let it go. The field
-        // keeps it: only the end of the task's next run reads it, and a respawn writes it
-        // anew (below), a completion leaves no next run.
+        // The dependence held since the previous respawn is complete: let it go (with one
+        // worker, its completion usually did, `Place::complete_task_next`). The field keeps it:
+        // only the end of the task's next run reads it, and a respawn writes it anew (below), a
+        // completion leaves no next run.
         // SAFETY: the executing thread holds the task.
         let held = unsafe { t.dependence() };
         if let Some(held) = NonNull::new(held) {
@@ -947,15 +984,21 @@ impl Worker {
                 // it holds are released before anything waiting on the task runs.
                 if let Some(destroy) = t.destroy_function() {
                     // The task's run has ended: the callback sees the running task a run
-                    // outside the loop would (`enter_runs`), and its context is refused.
-                    let ours = entered.map(|outer| self.replace_running(outer));
+                    // outside the loop would, with a lent context its owner (the next run
+                    // sets its own task).
+                    if let Some(lent) = lent {
+                        lent.give_back();
+                    }
                     // SAFETY: the state was built for this callback; it runs once, here.
                     unsafe { destroy(TaskHeader::state_ptr(task).cast()) };
-                    if let Some(ours) = ours {
-                        self.replace_running(ours);
-                    }
                 }
                 match holders {
+                    // With one worker (a constant test where the place's access is).
+                    Holders::Anyone if place.access == Access::Exclusive => {
+                        if let Some(next) = place.complete_task_next(task) {
+                            return Ended::Woke(next);
+                        }
+                    }
                     Holders::Anyone => place.complete_task(task),
                     Holders::CallerOnly => place.complete_task_run_ahead(task),
                 }
@@ -982,9 +1025,22 @@ impl Worker {
         self.nested(|| {
             let place = &Place::exclusive(shared, self);
             let record = ExecutionRecord::new();
-            let mut single = SingleRuns::new(place, self, &record);
-            while let Some(task) = self.find_task(place.shared, true, place.access) {
-                self.execute(place, task, Holders::Anyone, &mut single, false, None);
+            let single = SingleRuns::new(place, self, &record);
+            let outer = self.running();
+            let mut next = self.find_task(place.shared, true, place.access);
+            while let Some(task) = next {
+                next = match self.execute(
+                    place,
+                    task,
+                    Holders::Anyone,
+                    &single.context,
+                    &record,
+                    false,
+                    Calls::Restore(outer),
+                ) {
+                    Ended::Woke(waiter) => Some(waiter),
+                    _ => self.find_task(place.shared, true, place.access),
+                };
             }
         });
     }
@@ -1002,22 +1058,29 @@ impl Worker {
     /// Only elements run, at most twice each: a task that the caller's code after the call is
     /// to unblock (tasks should not need one, but a test gate does) never runs here, and an
     /// element that keeps respawning does not keep the worker here. Nesting is bounded
-    /// (`MAX_NESTING`). The caller holds every non-null entity of `elements`; `holders` says
-    /// whether others may use them through its references meanwhile. Returns true when they
-    /// have all completed (false says nothing: the caller looks).
+    /// (`MAX_NESTING`). `context` is the calling task's, a single task's; the caller holds
+    /// every non-null entity of `elements`; `holders` says whether others may use them through
+    /// its references meanwhile. Returns true when they have all completed (false says
+    /// nothing: the caller looks).
     #[inline(always)]
     pub(crate) fn run_ahead(
         &self,
-        shared: &Shared,
+        context: &TaskContext<'_>,
         elements: &[*mut TaskHeader],
         holders: Holders,
     ) -> bool {
+        // A team task in a team of one (`execute`) does not lend its context: its member is
+        // its team's, not the single tasks' (`Worker::single_team`).
+        // SAFETY: the running task is alive.
+        if unsafe { context.task().as_ref() }.is_team() {
+            return false;
+        }
         // One copy for each, so that the completions inlined into it know which they are: a
         // value tested at run time inlined both, and the compiler then kept the loop's body out
         // of line (+50 instructions per Fibonacci node on two workers, callgrind).
         match holders {
-            Holders::Anyone => self.run_ahead_for::<false>(shared, elements),
-            Holders::CallerOnly => self.run_ahead_for::<true>(shared, elements),
+            Holders::Anyone => self.run_ahead_for::<false>(context, elements),
+            Holders::CallerOnly => self.run_ahead_for::<true>(context, elements),
         }
     }
 
@@ -1025,9 +1088,10 @@ impl Worker {
     #[inline(never)]
     fn run_ahead_for<const CALLER_ONLY: bool>(
         &self,
-        shared: &Shared,
+        context: &TaskContext<'_>,
         elements: &[*mut TaskHeader],
     ) -> bool {
+        let shared = context.shared();
         let mut all_complete = false;
         self.nested(|| {
             // Each completion here is that of another element (a task completes once, and the
@@ -1042,9 +1106,31 @@ impl Worker {
             // constant, so that the executions inlined below test it no more than
             // `run_ready_tasks`' do.
             let place = &Place::shared_worker(shared, self);
-            let record = ExecutionRecord::new();
-            let mut single = SingleRuns::new(place, self, &record);
-            let entered = self.enter_runs(&single);
+            // Every task runs with the calling task's context and record, the running ones
+            // already, and its task set (`Lent`); the caller's context is its own again when
+            // this returns, and while a destroy callback runs (`finish`). Between the runs only
+            // the callbacks run code that can look, and they see the caller's, as they saw it
+            // when each run here had a context of the loop's, made the running one for the
+            // loop (`Owned::context`, `Owned::record`): the caller's record holds no respawn
+            // request during the call (`respawn_when_all` asks after its run-ahead), and taking
+            // a run's request leaves it so again. The caller's context, the place of a worker
+            // of a wait with several workers, is what a loop's would be; so is its member, the
+            // single tasks' team of one (`run_ahead`). A context of the loop's, built, made
+            // the running one and given back at each call, cost two workers 5.5 instructions
+            // per Fibonacci node more (callgrind, F(22): `Worker::run_ahead_for` 125 -> 118.5,
+            // with the record read from the context after each run, `execute`;
+            // `td_task_respawn_when_all_private` 58.5 -> 59.5, `run_ahead`'s test). One misuse
+            // the check of a context (`TaskContext::check`) no longer tells: a task run here
+            // that keeps its context and uses it after its run, in its destroy callback or in a
+            // later task run here, acts on the task that context belongs to then, the caller or
+            // that later task, as a context kept past its call whose address a later context
+            // occupies does (context.rs).
+            let record = context.record();
+            let lent = Lent {
+                context,
+                owner: context.task(),
+            };
+            let _lending = Lending(lent);
             // Two elements, a task's two children, are the usual case: compared without a
             // loop (callgrind, F(22), two workers: 133.0 -> 130.5 instructions per node here).
             let element = |t: *mut TaskHeader| match *elements {
@@ -1072,8 +1158,15 @@ impl Worker {
                 // cost 41 instructions per Fibonacci node more (callgrind, F(22), two
                 // workers: 214.3 -> 173.0 in this function).
                 let holders = Holders::of(CALLER_ONLY);
-                let outer = Some(entered.outer);
-                let ended = self.execute(place, task, holders, &mut single, true, outer);
+                let ended = self.execute(
+                    place,
+                    task,
+                    holders,
+                    context,
+                    record,
+                    true,
+                    Calls::Lent(lent),
+                );
                 if ended == Ended::Completed {
                     not_completed_here -= 1;
                     if not_completed_here == 0 {

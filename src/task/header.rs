@@ -166,7 +166,10 @@ impl TaskHeader {
     ///
     /// # Safety
     /// `block` is a block of at least `HEADER_BYTES` bytes, aligned to 128, that the caller owns
-    /// and nobody else references.
+    /// and nobody else references. Always inlined: with the spawn's copies for a single task
+    /// and for the general case, the compiler called it from the single task's (callgrind,
+    /// F(22): td_task_spawn 175 + 37 in `init` -> 172 instructions per node with one worker).
+    #[inline(always)]
     pub(crate) unsafe fn init(block: NonNull<u8>, init: &HeaderInit) -> NonNull<TaskHeader> {
         let h = block.cast::<TaskHeader>();
         let base = match init.kind {

@@ -78,5 +78,5 @@ pub(crate) mod raw {
         release_last, result, result_size, retain, same_scheduler, FastRelease,
     };
     pub(crate) use super::scheduler::Shared;
-    pub(crate) use super::spawn::{host_spawn, RawPolicy};
+    pub(crate) use super::spawn::{host_spawn, RawPolicy, SpawnArgs};
 }

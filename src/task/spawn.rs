@@ -74,21 +74,71 @@ pub struct RawClosure {
     pub init: Option<InitFunction>,
 }
 
+/// The arguments of a spawn, which `spawn` reads once it has begun.
+pub(crate) trait SpawnArgs: Sized {
+    type Error: From<Error>;
+
+    /// Reads and checks the policy and the closure: `plain`'s result for a single task with no
+    /// dependence, else `general`'s, which reads them with `read`. Each called once (`Fn`, so
+    /// that the call is the closure's own body; see `spawn_at`).
+    ///
+    /// # Safety
+    /// As for `spawn`.
+    unsafe fn plain_or<R>(
+        self,
+        plain: impl Fn(Priority, &RawClosure) -> std::result::Result<R, Self::Error>,
+        general: impl Fn(Self) -> std::result::Result<R, Self::Error>,
+    ) -> std::result::Result<R, Self::Error>;
+
+    /// Reads and checks the policy and the closure, whatever they are.
+    ///
+    /// # Safety
+    /// As for `spawn`.
+    unsafe fn read(self) -> std::result::Result<(RawPolicy, RawClosure), Self::Error>;
+}
+
+/// A policy and a closure that the caller has read and checked.
+pub(crate) struct Known<'a> {
+    pub policy: &'a RawPolicy,
+    pub closure: &'a RawClosure,
+}
+
+impl SpawnArgs for Known<'_> {
+    type Error = Error;
+
+    #[inline(always)]
+    unsafe fn plain_or<R>(
+        self,
+        plain: impl Fn(Priority, &RawClosure) -> Result<R>,
+        general: impl Fn(Self) -> Result<R>,
+    ) -> Result<R> {
+        if !self.policy.team && self.policy.dependence.is_none() {
+            return plain(self.policy.priority, self.closure);
+        }
+        general(self)
+    }
+
+    #[inline(always)]
+    unsafe fn read(self) -> Result<(RawPolicy, RawClosure)> {
+        Ok((*self.policy, *self.closure))
+    }
+}
+
 /// Spawns a task at `place` (000 §3.2.2 `host_spawn`/`task_spawn`); returns it with one user
-/// reference for the future. `args` reads and checks the policy and the closure: with one
-/// worker, only after the ready tasks have run (002 §3.3.2), so that nothing read from them
-/// lives across that call in stack slots (callgrind, F(22): td_task_spawn 224.0 -> 217.5
-/// instructions per node). `what` names the caller in messages.
+/// reference for the future. `args` are read and checked with one worker only after the ready
+/// tasks have run (002 §3.3.2), so that nothing read from them lives across that call in stack
+/// slots (callgrind, F(22): td_task_spawn 224.0 -> 217.5 instructions per node). `what` names
+/// the caller in messages.
 ///
 /// # Safety
-/// The closure `args` returns is valid as for `TaskContext::spawn_raw_future`; its policy's
+/// The closure `args` reads is valid as for `TaskContext::spawn_raw_future`; its policy's
 /// dependence is a validated entity of this scheduler that the caller holds.
 #[inline(always)]
-pub(crate) unsafe fn spawn<E: From<Error>>(
+pub(crate) unsafe fn spawn<A: SpawnArgs>(
     place: &Place<'_>,
-    args: impl FnOnce() -> std::result::Result<(RawPolicy, RawClosure), E>,
+    args: A,
     what: &str,
-) -> std::result::Result<NonNull<TaskHeader>, E> {
+) -> std::result::Result<NonNull<TaskHeader>, A::Error> {
     // One copy for each kind of place (a worker of a wait with one worker, a worker of a wait
     // with several, the host), so that none tests the access or the worker again: on a worker
     // of a shared wait this took 26 instructions off each Fibonacci node (callgrind, one worker
@@ -100,27 +150,12 @@ pub(crate) unsafe fn spawn<E: From<Error>>(
             if worker.has_ready_tasks(place.shared) {
                 worker.run_ready_tasks(place.shared);
             }
-            let (policy, closure) = args()?;
-            spawn_at(
-                &Place::exclusive(place.shared, worker),
-                &policy,
-                &closure,
-                what,
-            )
+            spawn_at(&Place::exclusive(place.shared, worker), args, what)
         }
         (Some(worker), Access::Shared) => {
-            let (policy, closure) = args()?;
-            spawn_at(
-                &Place::shared_worker(place.shared, worker),
-                &policy,
-                &closure,
-                what,
-            )
+            spawn_at(&Place::shared_worker(place.shared, worker), args, what)
         }
-        (None, _) => {
-            let (policy, closure) = args()?;
-            spawn_at(&place.detached(), &policy, &closure, what)
-        }
+        (None, _) => spawn_at(&place.detached(), args, what),
     }
 }
 
@@ -129,85 +164,62 @@ pub(crate) unsafe fn spawn<E: From<Error>>(
 /// # Safety
 /// As for `spawn`.
 #[inline(always)]
-unsafe fn spawn_at<E: From<Error>>(
+unsafe fn spawn_at<A: SpawnArgs>(
     place: &Place<'_>,
-    policy: &RawPolicy,
-    closure: &RawClosure,
+    args: A,
     what: &str,
-) -> std::result::Result<NonNull<TaskHeader>, E> {
-    // A team task takes its own copy, out of line, so that the single task's copy has `team` as
-    // a constant: no register or stack slot holds it across the allocation (callgrind, F(22):
-    // td_task_spawn 196.5 -> 188.5 instructions per node with one worker, 202 -> 200 with two).
-    if policy.team {
-        let RawClosure {
-            function,
-            state,
-            state_size,
-            result_size,
-            destroy,
-            init,
-        } = *closure;
-        return spawn_team_at(
-            (place.shared, place.worker, place.access),
-            policy.dependence,
-            policy.priority,
-            function,
-            state,
-            state_size,
-            result_size,
-            destroy,
-            init,
-            what,
-        );
+) -> std::result::Result<NonNull<TaskHeader>, A::Error> {
+    // A team task, or one with a dependence, takes its own copy, out of line, so that the
+    // single task's copy has `team` and the dependence as constants: no register or stack slot
+    // holds them across the allocation, and the scheduling tests neither (callgrind, F(22):
+    // td_task_spawn 196.5 -> 188.5 instructions per node with one worker, 202 -> 200 with two,
+    // for `team`; with the C policy's plain reading, `SpawnCArgs`, for both: 182.5 -> 172 with
+    // one worker, 184 -> 171 with two).
+    // Always inlined: else the compiler called the single task's spawn (callgrind, F(22): 66
+    // instructions per node more with one worker).
+    let plain = {
+        #[inline(always)]
+        |priority, closure: &RawClosure| spawn_task_at(place, None, priority, closure, false, what)
+    };
+    // The general copy takes the place's fields, each as an argument: a reference, or a tuple
+    // (passed in memory), kept them in memory on the usual path (see `Place::out_of_line`).
+    // `Fn`, not `FnOnce`, as `plain`'s: the call of an `FnOnce` closure went through a shim
+    // that the compiler did not inline.
+    let (shared, worker, access) = (place.shared, place.worker, place.access);
+    args.plain_or(plain, move |args| {
+        spawn_general_at(shared, worker, access, args, what)
+    })
+}
+
+/// `spawn_at` for a team task or a task with a dependence, at a place with these fields (as
+/// `Place::out_of_line`'s).
+///
+/// # Safety
+/// As for `spawn`.
+#[inline(never)]
+unsafe fn spawn_general_at<A: SpawnArgs>(
+    shared: &Shared,
+    worker: Option<&Worker>,
+    access: Access,
+    args: A,
+    what: &str,
+) -> std::result::Result<NonNull<TaskHeader>, A::Error> {
+    let (policy, closure) = args.read()?;
+    if policy.team && !shared.supports_teams() {
+        return Err(no_teams(what).into());
     }
     spawn_task_at(
-        place,
+        &Place::at(shared, worker, access),
         policy.dependence,
         policy.priority,
-        closure,
-        false,
+        &closure,
+        policy.team,
         what,
     )
 }
 
-/// `spawn_at` for a team task, at a place with these fields (as `Place::out_of_line`'s). The
-/// policy and closure come as their fields: a reference, or a copy passed by reference, kept
-/// them in memory on the single task's path too (td_task_spawn 222 instructions per node with
-/// two workers).
-///
-/// # Safety
-/// As for `spawn`.
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-unsafe fn spawn_team_at<E: From<Error>>(
-    (shared, worker, access): (&Shared, Option<&Worker>, Access),
-    dependence: Option<NonNull<TaskHeader>>,
-    priority: Priority,
-    function: TaskFunction,
-    state: *const u8,
-    state_size: usize,
-    result_size: usize,
-    destroy: Option<DestroyFunction>,
-    init: Option<InitFunction>,
-    what: &str,
-) -> std::result::Result<NonNull<TaskHeader>, E> {
-    if !shared.supports_teams() {
-        return Err(no_teams(what).into());
-    }
-    let place = Place::at(shared, worker, access);
-    let closure = RawClosure {
-        function,
-        state,
-        state_size,
-        result_size,
-        destroy,
-        init,
-    };
-    spawn_task_at(&place, dependence, priority, &closure, true, what)
-}
-
-/// `spawn_at` for a task that is a team task if `team` (a constant where this is inlined; the
-/// policy's `team` is not read).
+/// `spawn_at` for a task that is a team task if `team` (a constant on the single task's path;
+/// the policy's `team` is not read).
 ///
 /// # Safety
 /// As for `spawn`; a team task's scheduler supports teams.
@@ -226,8 +238,10 @@ unsafe fn spawn_task_at<E: From<Error>>(
     // when one is larger, the `|` exceeds the largest block whatever the wrapped sum is
     // (callgrind, F(22): td_task_spawn 214.5 -> 212.5 instructions per node).
     let max = shared.max_task_bytes;
-    let bytes = (closure.result_size.wrapping_add(STATE_ALIGN - 1) & !(STATE_ALIGN - 1))
-        .wrapping_add(HEADER_BYTES)
+    let bytes = (closure
+        .result_size
+        .wrapping_add(HEADER_BYTES + STATE_ALIGN - 1)
+        & !(STATE_ALIGN - 1))
         .wrapping_add(closure.state_size);
     if (closure.result_size | closure.state_size | bytes) > max {
         return Err(too_large(shared, closure.state_size, closure.result_size, what).into());
@@ -336,7 +350,7 @@ pub(crate) unsafe fn host_spawn(
     }
     let guard = shared.enter_foreign(what)?;
     let place = Place::host(shared, &guard);
-    spawn(&place, || Ok((*policy, *closure)), what)
+    spawn(&place, Known { policy, closure }, what)
 }
 
 impl Scheduler {
