@@ -106,16 +106,6 @@ fn stale_context(what: &str) -> Error {
     ))
 }
 
-/// Why a context that is not the running one is refused: this thread runs no task, or another.
-#[cold]
-fn refused_context(what: &str) -> Error {
-    if super::worker::running_context().is_null() {
-        stale_context(what)
-    } else {
-        foreign_context(what)
-    }
-}
-
 #[cold]
 fn own_future(what: &str) -> Error {
     Error::invalid_argument(format!(
@@ -167,27 +157,32 @@ impl<'a> TaskContext<'a> {
         self.task = task;
     }
 
-    /// Checks that `ctx` is the context of the task function the calling thread runs now, and
-    /// only then reads through it.
+    /// The context behind `ctx` when it is the context of the task function the calling thread
+    /// runs now; only then is it read. The running context is never null
+    /// (`thread_worker::not_running()` when the thread runs no task), so NULL needs no test of
+    /// its own.
     ///
     /// # Safety
-    /// None beyond `ctx` being non-null: a pointer that is not the running context is refused
-    /// before it is dereferenced.
-    #[inline(always)]
-    pub(crate) unsafe fn check(ctx: *const TaskContext<'a>, what: &str) -> Result<&'a Self> {
-        Self::running(ctx).ok_or_else(|| refused_context(what))
-    }
-
-    /// `check` without the errors: the context behind `ctx` when it is the running one.
-    ///
-    /// # Safety
-    /// As for `check`.
+    /// None: a pointer that is not the running context (NULL included) is refused before it is
+    /// dereferenced.
     #[inline(always)]
     pub(crate) unsafe fn running(ctx: *const TaskContext<'a>) -> Option<&'a Self> {
         if super::worker::running_context() != ctx.cast::<()>() {
             return None;
         }
+        // SAFETY: the running context is alive on this thread's stack for this call.
         Some(&*ctx)
+    }
+
+    /// Why `running` refuses a context other than NULL (which the caller reports): this thread
+    /// runs no task, or another.
+    #[cold]
+    pub(crate) fn refused(what: &str) -> Error {
+        if super::worker::runs_task() {
+            foreign_context(what)
+        } else {
+            stale_context(what)
+        }
     }
 
     pub(crate) fn shared(&self) -> &'a Shared {

@@ -240,7 +240,7 @@ impl<'a> SingleRuns<'a> {
 }
 
 /// The record and the context of the task the worker's thread runs now (`Owned::record`,
-/// `Owned::context`).
+/// `worker::running_context`).
 #[derive(Clone, Copy)]
 struct Running {
     record: *const ExecutionRecord,
@@ -453,8 +453,7 @@ impl Worker {
         let queued = unsafe { self.queues() }.len();
         if after_push {
             // A task function running here pushed a task (a spawn), or two are queued.
-            let running = unsafe { !self.owned().context.is_null() };
-            running || queued >= 2
+            super::worker::runs_task() || queued >= 2
         } else {
             queued >= 1 || shared.work_visible(true)
         }
@@ -793,9 +792,9 @@ impl Worker {
         ended
     }
 
-    /// Makes `single`'s context and record the running ones (`Owned::context`, `Owned::record`)
-    /// for every run of `run_ahead_for`'s loop, which runs inside a task's run, instead of at
-    /// each run; the outer task's come back when the hold drops, and while a destroy callback
+    /// Makes `single`'s context and record the running ones (`worker::running_context`,
+    /// `Owned::record`) for every run of `run_ahead_for`'s loop, which runs inside a task's
+    /// run, instead of at each run; the outer task's come back when the hold drops, and while a destroy callback
     /// runs (`finish`). Between the loop's runs, only the callbacks run code that can look (a
     /// task function nested in one of them gives the loop's back when it returns), so nothing
     /// else sees the difference: the loop's record has no respawn request then, like the outer
@@ -820,7 +819,7 @@ impl Worker {
         let owned = unsafe { self.owned() };
         Running {
             record: std::mem::replace(&mut owned.record, running.record),
-            context: std::mem::replace(&mut owned.context, running.context),
+            context: super::worker::replace_running_context(running.context),
         }
     }
 
@@ -859,12 +858,10 @@ impl Worker {
     #[inline(always)]
     fn call(&self, task: NonNull<TaskHeader>, context: &TaskContext<'_>) {
         let address = context as *const TaskContext<'_>;
-        // SAFETY: the worker's thread; short borrows, none held across the call. Tasks run
-        // inside a spawn nest, so the outer context comes back when this call returns.
-        let outer = unsafe { std::mem::replace(&mut self.owned().context, address.cast()) };
+        // Tasks run inside a spawn nest, so the outer context comes back when this call returns.
+        let outer = super::worker::replace_running_context(address.cast());
         self.call_function(task, context);
-        // SAFETY: as above.
-        unsafe { self.owned().context = outer };
+        super::worker::set_running_context(outer);
     }
 
     /// `call` where `context` is the running context already (`enter_runs`).
