@@ -243,10 +243,11 @@ pub(crate) unsafe fn release(entity: NonNull<TaskHeader>, what: &str) -> Result<
     let shared = &*shared_ptr;
     let released = match shared.current_worker() {
         Some(worker) => {
+            // Never null (`worker::NO_RECORD`).
             let record = worker.owned().record;
             // The running task releases its own respawn dependence: the scheduler keeps this
             // reference instead of taking another (see `Respawn`).
-            if !record.is_null() && (*record).take_over_release(entity) {
+            if (*record).take_over_release(entity) {
                 return Ok(());
             }
             // One copy for each access, so that neither tests it again.
@@ -303,8 +304,9 @@ pub(crate) unsafe fn release_last(raw: *const c_void) -> FastRelease {
     }
     // SAFETY: the thread serves this scheduler's wait as `worker`.
     let worker = &*worker;
+    // Never null (`worker::NO_RECORD`).
     let record = worker.owned().record;
-    if !record.is_null() && (*record).has_respawn() {
+    if (*record).has_respawn() {
         return other;
     }
     // The test by which `TaskHeader::release_user` frees (its shared path with no

@@ -48,9 +48,9 @@ pub(crate) struct Owned {
     pub(crate) team_seq: u64,
     /// Likewise `alive_room` for the live bytes.
     pub(crate) bytes_room: i64,
-    /// The execution record of the single task this worker runs now (null otherwise), for
-    /// `ExecutionRecord::take_over_release`. (The context it runs is the thread's, in
-    /// `thread_worker`.)
+    /// The execution record of the single task this worker runs now (`NO_RECORD` otherwise,
+    /// never null), for `ExecutionRecord::take_over_release`. (The context it runs is the
+    /// thread's, in `thread_worker`.)
     pub(crate) record: *const ExecutionRecord,
     /// By rank, when this worker asked that worker for a task, while the request may still
     /// be pending (one per worker once it has asked). A request pending long means a worker
@@ -65,6 +65,13 @@ pub(crate) struct Owned {
     /// Null otherwise.
     pub(crate) recruit: *const Recruit<'static>,
 }
+
+/// `Owned::record` while the worker runs no single task: a record with no respawn request,
+/// which nothing writes (only a running task's context requests a respawn, through its own
+/// record), so that the release of a future reads the running record with no test for null
+/// (callgrind, F(22): td_future_release 48 -> 46 instructions per node with one worker, 49 -> 47
+/// with two).
+pub(crate) static NO_RECORD: ExecutionRecord = ExecutionRecord::new();
 
 /// `Worker::request` of rank 0 while it runs a wait alone: the other workers have not been
 /// called in yet, and the first request-check that finds a second ready task calls them in
@@ -133,7 +140,7 @@ impl Worker {
                 alive_room: 0,
                 bytes_room: 0,
                 team_seq: 0,
-                record: std::ptr::null(),
+                record: &NO_RECORD,
                 asked: Vec::new(),
                 rescue_misses: 0,
                 next_victim: rank,
