@@ -72,6 +72,7 @@ pub use statistics::SchedulerStatistics;
 /// Raw-pointer operations for the C API.
 pub(crate) mod raw {
     pub(crate) use super::bytes::copy as copy_bytes;
+    pub(crate) use super::context::QuickRespawn;
     pub(crate) use super::executor::Holders;
     pub(crate) use super::future::{
         check_scheduler, complete_task_result, decode, encode, is_ready, other_scheduler, release,
