@@ -549,15 +549,29 @@ impl<'a> TaskContext<'a> {
         what: &str,
     ) -> Result<()> {
         debug_assert!(self.is_single() && self.place.access == Access::Shared);
-        let (incomplete, several) = match self.place.worker {
-            Some(w) if w.run_ahead(self.place.shared, deps, holders) => (None, false),
-            _ => {
-                // Neither entry is the task's own (`respawn_two`).
-                let now = Pending::of(deps, self.task);
-                (now.last, now.count > 1)
+        match self.place.worker {
+            Some(w) if w.run_ahead(self.place.shared, deps, holders) => {
+                // SAFETY: a single task's record, which has no request (`respawn_two`).
+                unsafe { self.set_respawn_after(None, priority) };
+                Ok(())
             }
-        };
-        self.respawn_after(deps, incomplete, several, priority, what)
+            _ => self.respawn_after_looking(deps, priority, what),
+        }
+    }
+
+    /// `respawn_two_run_ahead` when an element may still be incomplete: out of line, so that
+    /// only the task's context and the priority live across the run-ahead on the common path
+    /// (callgrind, F(22), two workers: respawn_two_run_ahead 20 -> 17 instructions per node).
+    #[inline(never)]
+    fn respawn_after_looking(
+        &self,
+        deps: &[*mut TaskHeader; 2],
+        priority: Priority,
+        what: &str,
+    ) -> Result<()> {
+        // Neither entry is the task's own (`respawn_two`).
+        let now = Pending::of(deps, self.task);
+        self.respawn_after(deps, now.last, now.count > 1, priority, what)
     }
 
     /// `respawn_when_all_raw` once the claim is ours (or this is a single task: `single`, which
