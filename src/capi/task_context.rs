@@ -241,27 +241,45 @@ unsafe fn respawn_when_all_entry<const CALLER_ONLY: bool>(
     count: c_int,
     priority: td_priority,
 ) -> td_status {
-    if let Some(c) = TaskContext::running(ctx as *const TaskContext<'_>) {
-        if count == 2 && !futures.is_null() && c.is_single() {
-            let shared = c.shared();
-            let element = |i: usize| {
-                raw::decode((*futures.add(i)).cast())
-                    .ok()
-                    .filter(|&d| raw::same_scheduler(d, shared))
-            };
-            if let (Some(p), Some(a), Some(b)) = (quick_priority(priority), element(0), element(1))
-            {
-                match c.respawn_two(a, b, p) {
-                    raw::QuickRespawn::Done => return td_status::TD_OK,
-                    raw::QuickRespawn::RunAhead => {
-                        return respawn_two_run_ahead::<CALLER_ONLY>(c, a, b, priority)
-                    }
-                    raw::QuickRespawn::General => {}
-                }
-            }
-        }
+    if let Some(status) = respawn_two_entry::<CALLER_ONLY>(ctx, futures, count, priority) {
+        return status;
     }
     respawn_when_all_general::<CALLER_ONLY>(ctx, futures, count, priority)
+}
+
+/// `respawn_when_all_entry`'s path for two elements: `None`, having changed nothing, for
+/// anything else. Each test returns at once, and only tasks' futures take it (the general path
+/// takes a when_all's): with the elements decoded as options tested together, and a test for a
+/// when_all's ident each, td_task_respawn_when_all_private took 38 instructions per node with
+/// one worker instead of 33.5, 32.5 with two instead of 29 (callgrind, F(22)).
+#[inline(always)]
+unsafe fn respawn_two_entry<const CALLER_ONLY: bool>(
+    ctx: *mut td_task_ctx,
+    futures: *const *mut td_future,
+    count: c_int,
+    priority: td_priority,
+) -> Option<td_status> {
+    let c = TaskContext::running(ctx as *const TaskContext<'_>)?;
+    if count != 2 || futures.is_null() || !c.is_single() {
+        return None;
+    }
+    let p = quick_priority(priority)?;
+    let shared = c.shared();
+    let a = raw::live_task((*futures).cast())?;
+    if !raw::same_scheduler(a, shared) {
+        return None;
+    }
+    let b = raw::live_task((*futures.add(1)).cast())?;
+    if !raw::same_scheduler(b, shared) {
+        return None;
+    }
+    match c.respawn_two(a, b, p) {
+        raw::QuickRespawn::Done => Some(td_status::TD_OK),
+        raw::QuickRespawn::RunAhead => {
+            Some(respawn_two_run_ahead::<CALLER_ONLY>(c, a, b, priority))
+        }
+        raw::QuickRespawn::General => None,
+    }
 }
 
 /// A valid `priority`, or `None` (which the general path reports).

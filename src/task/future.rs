@@ -121,6 +121,16 @@ unsafe fn decode_task(raw: *const c_void) -> Option<(NonNull<TaskHeader>, u32)> 
     (header.as_ref().ident() == IDENT_TASK | tag).then_some((header, tag))
 }
 
+/// The header of a live task behind `raw` (not a when_all's), or `None` for anything else,
+/// for fast paths that leave the rest to `decode`.
+///
+/// # Safety
+/// As for `decode`.
+#[inline(always)]
+pub(crate) unsafe fn live_task(raw: *const c_void) -> Option<NonNull<TaskHeader>> {
+    decode_task(raw).map(|(header, _)| header)
+}
+
 #[cold]
 fn bad_ident(raw: *const c_void, ident: u32, tag: u32) -> BadFuture {
     let bad = |reason| BadFuture {
