@@ -262,7 +262,7 @@ impl Lent<'_, '_> {
 }
 
 /// The record and the context of the task the worker's thread runs now (`Owned::record`,
-/// `Owned::context`).
+/// `worker::running_context`).
 #[derive(Clone, Copy)]
 struct Running {
     record: *const ExecutionRecord,
@@ -487,8 +487,7 @@ impl Worker {
         let queued = unsafe { self.queues() }.len();
         if after_push {
             // A task function running here pushed a task (a spawn), or two are queued.
-            let running = unsafe { !self.owned().context.is_null() };
-            running || queued >= 2
+            super::worker::runs_task() || queued >= 2
         } else {
             queued >= 1 || shared.work_visible(true)
         }
@@ -845,7 +844,7 @@ impl Worker {
         // SAFETY: the worker's thread; a short borrow.
         let owned = unsafe { self.owned() };
         owned.record = running.record;
-        owned.context = running.context;
+        super::worker::set_running_context(running.context);
     }
 
     /// The worker's running task.
@@ -855,7 +854,7 @@ impl Worker {
         let owned = unsafe { self.owned() };
         Running {
             record: owned.record,
-            context: owned.context,
+            context: super::worker::running_context(),
         }
     }
 
@@ -894,12 +893,10 @@ impl Worker {
     #[inline(always)]
     fn call(&self, task: NonNull<TaskHeader>, context: &TaskContext<'_>) {
         let address = context as *const TaskContext<'_>;
-        // SAFETY: the worker's thread; short borrows, none held across the call. Tasks run
-        // inside a spawn nest, so the outer context comes back when this call returns.
-        let outer = unsafe { std::mem::replace(&mut self.owned().context, address.cast()) };
+        // Tasks run inside a spawn nest, so the outer context comes back when this call returns.
+        let outer = super::worker::replace_running_context(address.cast());
         self.call_function(task, context);
-        // SAFETY: as above.
-        unsafe { self.owned().context = outer };
+        super::worker::set_running_context(outer);
     }
 
     /// `call` where `context` is the running context already (a lent one, `run_ahead_for`).
@@ -1111,7 +1108,7 @@ impl Worker {
             // this returns, and while a destroy callback runs (`finish`). Between the runs only
             // the callbacks run code that can look, and they see the caller's, as they saw it
             // when each run here had a context of the loop's, made the running one for the
-            // loop (`Owned::context`, `Owned::record`): the caller's record holds no respawn
+            // loop (`worker::running_context`, `Owned::record`): the caller's record holds no respawn
             // request during the call (`respawn_when_all` asks after its run-ahead), and taking
             // a run's request leaves it so again. The caller's context, the place of a worker
             // of a wait with several workers, is what a loop's would be; so is its member, the

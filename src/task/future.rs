@@ -121,6 +121,16 @@ unsafe fn decode_task(raw: *const c_void) -> Option<(NonNull<TaskHeader>, u32)> 
     (header.as_ref().ident() == IDENT_TASK | tag).then_some((header, tag))
 }
 
+/// The header of a live task behind `raw` (not a when_all's), or `None` for anything else,
+/// for fast paths that leave the rest to `decode`.
+///
+/// # Safety
+/// As for `decode`.
+#[inline(always)]
+pub(crate) unsafe fn live_task(raw: *const c_void) -> Option<NonNull<TaskHeader>> {
+    decode_task(raw).map(|(header, _)| header)
+}
+
 #[cold]
 fn bad_ident(raw: *const c_void, ident: u32, tag: u32) -> BadFuture {
     let bad = |reason| BadFuture {
@@ -243,10 +253,11 @@ pub(crate) unsafe fn release(entity: NonNull<TaskHeader>, what: &str) -> Result<
     let shared = &*shared_ptr;
     let released = match shared.current_worker() {
         Some(worker) => {
+            // Never null (`worker::NO_RECORD`).
             let record = worker.owned().record;
             // The running task releases its own respawn dependence: the scheduler keeps this
             // reference instead of taking another (see `Respawn`).
-            if !record.is_null() && (*record).take_over_release(entity) {
+            if (*record).take_over_release(entity) {
                 return Ok(());
             }
             // One copy for each access, so that neither tests it again.
@@ -303,8 +314,9 @@ pub(crate) unsafe fn release_last(raw: *const c_void) -> FastRelease {
     }
     // SAFETY: the thread serves this scheduler's wait as `worker`.
     let worker = &*worker;
+    // Never null (`worker::NO_RECORD`).
     let record = worker.owned().record;
-    if !record.is_null() && (*record).has_respawn() {
+    if (*record).has_respawn() {
         return other;
     }
     // The test by which `TaskHeader::release_user` frees (its shared path with no

@@ -72,10 +72,12 @@ pub use statistics::SchedulerStatistics;
 /// Raw-pointer operations for the C API.
 pub(crate) mod raw {
     pub(crate) use super::bytes::copy as copy_bytes;
+    pub(crate) use super::context::QuickRespawn;
     pub(crate) use super::executor::Holders;
     pub(crate) use super::future::{
-        check_scheduler, complete_task_result, decode, encode, is_ready, other_scheduler, release,
-        release_last, result, result_size, retain, same_scheduler, FastRelease,
+        check_scheduler, complete_task_result, decode, encode, is_ready, live_task,
+        other_scheduler, release, release_last, result, result_size, retain, same_scheduler,
+        FastRelease,
     };
     pub(crate) use super::scheduler::Shared;
     pub(crate) use super::spawn::{host_spawn, RawPolicy, SpawnArgs};

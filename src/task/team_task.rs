@@ -56,7 +56,7 @@ pub(crate) struct ExecutionRecord {
 unsafe impl Sync for ExecutionRecord {}
 
 impl ExecutionRecord {
-    pub(crate) fn new() -> ExecutionRecord {
+    pub(crate) const fn new() -> ExecutionRecord {
         ExecutionRecord {
             spawner: AtomicUsize::new(NO_MEMBER),
             respawn: UnsafeCell::new(None),
