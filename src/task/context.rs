@@ -3,11 +3,15 @@
 //! that runs it.
 //!
 //! A context lives on the worker's stack for one call of the task function and is valid only
-//! there, on that thread. The worker records the address of the context it runs now, and every
-//! call that takes a context compares with it before reading anything through the pointer, so a
-//! context kept past its call (a dead stack frame) or taken to another thread is refused without
-//! being touched. One misuse stays invisible: a kept context whose stack address a later task's
-//! context on the same thread happens to occupy is that later context, and acts on its task.
+//! there, on that thread. The thread records the address of the context it runs now
+//! (`worker::running_context`), and every call that takes a context compares with it before
+//! reading anything through the pointer, so a context kept past its call (a dead stack frame) or
+//! taken to another thread is refused without being touched. One misuse stays invisible: a kept
+//! context whose address a later task's context on the same thread occupies is that later
+//! context, and acts on its task. Contexts are reused, so that address is often the same: one
+//! loop's single tasks share one context (`executor::SingleRuns`), and the tasks that a respawn
+//! runs ahead run with the respawning task's own (`Worker::run_ahead_for`), so a context kept by
+//! one of those and used in a destroy callback that runs there acts on the respawning task.
 
 use super::executor::Holders;
 use super::future::{check_scheduler, Future};
