@@ -41,7 +41,7 @@ use loom::sync::Arc;
 use loom::thread;
 use std::ptr::NonNull;
 use taskdag::task::header::{Access, TaskHeader};
-use taskdag::task::queue_guard::QueueGuard;
+use taskdag::task::queue_guard::{Bracket, QueueGuard};
 use taskdag::task::ready_stack::ReadyStack;
 use taskdag::task::wait_queue;
 
@@ -504,10 +504,10 @@ fn two_holders_released_during_the_completion_free_the_entity_once() {
     completion_racing_releases(&[true, false]);
 }
 
-/// One owner step per bracket (push, or pop the newest), one rescuer taking the oldest.
-#[test]
-fn the_queue_guard_keeps_an_owner_and_a_rescuer_apart() {
-    check(|| {
+/// One owner step per bracket (push, or pop the newest), one rescuer taking the oldest; the
+/// owner's push in a bracket nested in another when `nest`, and each bracket entered by `enter`.
+fn owner_and_rescuer(enter: for<'g> fn(&'g QueueGuard) -> Bracket<'g>, nest: bool) {
+    check(move || {
         let guard = Arc::new(QueueGuard::new());
         let queue = Arc::new(UnsafeCell::new(vec![1u32]));
         let rescuer = {
@@ -521,12 +521,12 @@ fn the_queue_guard_keeps_an_owner_and_a_rescuer_apart() {
         let owner = thread::spawn(move || {
             let mut mine = Vec::new();
             {
-                let _outer = guard.enter();
-                let _inner = guard.enter();
+                let _outer = enter(&guard);
+                let _inner = nest.then(|| guard.enter());
                 queue.with_mut(|q| unsafe { (*q).push(2) });
             }
             for _ in 0..2 {
-                let _bracket = guard.enter();
+                let _bracket = enter(&guard);
                 if let Some(t) = queue.with_mut(|q| unsafe { (*q).pop() }) {
                     mine.push(t);
                 }
@@ -541,39 +541,14 @@ fn the_queue_guard_keeps_an_owner_and_a_rescuer_apart() {
     });
 }
 
-/// As above, with the owner's brackets entered by `enter_outermost` (the worker's own brackets,
-/// which never nest), which skips the load of the depth.
+#[test]
+fn the_queue_guard_keeps_an_owner_and_a_rescuer_apart() {
+    owner_and_rescuer(QueueGuard::enter, true);
+}
+
+/// The owner's brackets entered by `enter_outermost` (the worker's own brackets, which never
+/// nest), which skips the load of the depth.
 #[test]
 fn the_queue_guard_keeps_an_outermost_owner_and_a_rescuer_apart() {
-    check(|| {
-        let guard = Arc::new(QueueGuard::new());
-        let queue = Arc::new(UnsafeCell::new(vec![1u32]));
-        let rescuer = {
-            let (guard, queue) = (Arc::clone(&guard), Arc::clone(&queue));
-            thread::spawn(move || {
-                let _lock = guard.try_lock(1)?;
-                // SAFETY: the lock keeps the owner out (what the model checks).
-                queue.with_mut(|q| unsafe { (!(*q).is_empty()).then(|| (*q).remove(0)) })
-            })
-        };
-        let owner = thread::spawn(move || {
-            let mut mine = Vec::new();
-            {
-                let _bracket = guard.enter_outermost();
-                queue.with_mut(|q| unsafe { (*q).push(2) });
-            }
-            for _ in 0..2 {
-                let _bracket = guard.enter_outermost();
-                if let Some(t) = queue.with_mut(|q| unsafe { (*q).pop() }) {
-                    mine.push(t);
-                }
-            }
-            mine
-        });
-        let theirs = rescuer.join().unwrap();
-        let mut mine = owner.join().unwrap();
-        mine.extend(theirs);
-        mine.sort_unstable();
-        assert_eq!(mine, vec![1, 2], "each task comes out exactly once");
-    });
+    owner_and_rescuer(QueueGuard::enter_outermost, false);
 }
